@@ -1,0 +1,173 @@
+//! The command line: `tether call`, `tether tools`, and (later) the server modes.
+
+use std::io::{Read as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::Value;
+
+use crate::profiles::{self, Profile};
+use crate::tools::{Config, Context};
+use crate::vfs::Vfs;
+use crate::workspace::Workspace;
+
+/// tether: file tools over live editor buffers, for editors and AI assistants.
+#[derive(Debug, Parser)]
+#[command(name = "tether", version, about, long_about = None)]
+pub struct Cli {
+    /// What to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one tool and print its result (exit 0) or its error object (exit 1).
+    Call(CallArgs),
+    /// List the tools of a profile with their descriptions and argument schemas.
+    Tools(ToolsArgs),
+}
+
+/// Options every tool-serving mode shares.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// A workspace root (repeatable); defaults to the current directory. Relative paths in tool
+    /// arguments start at the first root.
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    /// The tool profile to serve.
+    #[arg(long, default_value = "standard", value_parser = clap::builder::PossibleValuesParser::new(profiles::NAMES))]
+    pub profile: String,
+    /// Serve only the tools that change nothing.
+    #[arg(long)]
+    pub read_only: bool,
+}
+
+/// `tether call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool's name in the profile.
+    pub tool: String,
+    /// The tool's arguments as a JSON object; `-` reads them from stdin.
+    #[arg(default_value = "{}")]
+    pub arguments: String,
+    #[command(flatten)]
+    /// Roots, profile and mode.
+    pub serve: ServeArgs,
+}
+
+/// `tether tools`.
+#[derive(Debug, Args)]
+pub struct ToolsArgs {
+    /// Print the list as JSON (name, description, inputSchema, annotations).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    /// Profile and mode.
+    pub serve: ServeArgs,
+}
+
+impl ServeArgs {
+    /// The configuration these options select.
+    pub fn config(&self) -> Config {
+        Config { read_only: self.read_only, ..Config::default() }
+    }
+
+    /// The workspace: the given roots, else the current directory.
+    pub fn workspace(&self) -> crate::Result<Workspace> {
+        if self.roots.is_empty() {
+            let cwd = std::env::current_dir().map_err(|e| crate::Error::io(&e, "."))?;
+            Workspace::new([cwd])
+        } else {
+            Workspace::new(&self.roots)
+        }
+    }
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Call(args) => call(args),
+        Command::Tools(args) => tools(args),
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TETHER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+/// Writes `text` and a newline to stdout; a closed pipe is not an error worth reporting.
+fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("tether: {message}");
+    ExitCode::from(2)
+}
+
+fn call(args: CallArgs) -> ExitCode {
+    let raw = if args.arguments == "-" {
+        let mut s = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut s) {
+            return fail(format_args!("reading arguments from stdin: {e}"));
+        }
+        s
+    } else {
+        args.arguments.clone()
+    };
+    let json: Value = match serde_json::from_str(&raw) {
+        Ok(v) => v,
+        Err(e) => return fail(format_args!("arguments are not valid JSON: {e}")),
+    };
+    let (profile, config) = match profiles::by_name(&args.serve.profile) {
+        Ok(p) => (p, args.serve.config()),
+        Err(e) => return fail(e.message()),
+    };
+    let ws = match args.serve.workspace() {
+        Ok(ws) => ws,
+        Err(e) => return fail(e.message()),
+    };
+    let vfs = Vfs::disk(Arc::new(ws));
+    let ctx = Context { vfs: &vfs, config: &config };
+    match profile.call(&ctx, &args.tool, json) {
+        Ok(result) => {
+            print(&result.text);
+            if result.is_error {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            let names: Vec<_> = profile.tools(&config).iter().map(|t| t.name).collect();
+            fail(format_args!("{e} (tools in profile `{}`: {})", profile.name(), names.join(", ")))
+        }
+    }
+}
+
+fn tools(args: ToolsArgs) -> ExitCode {
+    let profile: Box<dyn Profile> = match profiles::by_name(&args.serve.profile) {
+        Ok(p) => p,
+        Err(e) => return fail(e.message()),
+    };
+    let list = profile.tools(&args.serve.config());
+    if args.json {
+        let v: Vec<Value> = list.iter().map(|t| t.to_json()).collect();
+        print(&serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        for t in &list {
+            let summary = t.description.split(". ").next().unwrap_or(t.description);
+            print(&format!("{:<12} {}", t.name, summary.trim_end_matches('.')));
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,15 @@
+//! tether: file tools over live editor buffers, for editors and AI assistants.
+//!
+//! The crate is layered (see `ARCHITECTURE.md`): [`text`] and [`workspace`] are plain values,
+//! [`vfs`] is the read view, [`tools`] are pure operations over it, [`profiles`] give them their
+//! names and formats, and the frontends ([`cli`]) speak to the outside world.
+
+pub mod cli;
+pub mod error;
+pub mod profiles;
+pub mod text;
+pub mod tools;
+pub mod vfs;
+pub mod workspace;
+
+pub use error::{Error, ErrorKind, Result};

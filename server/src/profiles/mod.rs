@@ -1,0 +1,94 @@
+//! Tool surfaces: which tools a server offers, under which names, and in which words.
+//!
+//! A profile maps a tool name and JSON arguments to a core operation and formats the result or
+//! the error as its contract says. Frontends (CLI, MCP, LSP) only ever talk to a [`Profile`].
+
+mod standard;
+
+use std::fmt;
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::tools::{Config, Context, Effects};
+
+pub use standard::Standard;
+
+/// A tool as a profile lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInfo {
+    /// The tool's name in this profile.
+    pub name: &'static str,
+    /// Its description, written for a model.
+    pub description: &'static str,
+    /// Its argument schema.
+    pub input_schema: Value,
+    /// Its effects.
+    pub effects: Effects,
+}
+
+impl ToolInfo {
+    /// The tool as JSON, in the shape of an MCP `Tool`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": {
+                "readOnlyHint": self.effects.read_only,
+                "destructiveHint": self.effects.destructive,
+                "idempotentHint": self.effects.idempotent,
+                "openWorldHint": false,
+            },
+        })
+    }
+}
+
+/// The result of a tool call, in the shape every frontend can carry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallResult {
+    /// Text for the model.
+    pub text: String,
+    /// Structured content, when the tool has some.
+    pub structured: Option<Value>,
+    /// Whether the call failed (the text then explains why, in the contract's words).
+    pub is_error: bool,
+}
+
+/// A call that could not be made at all: a protocol-level failure, not a tool failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// No tool of that name in this profile (and mode).
+    UnknownTool(String),
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::UnknownTool(name) => write!(f, "unknown tool: {name}"),
+        }
+    }
+}
+
+/// A tool surface.
+pub trait Profile: Send + Sync {
+    /// The profile's name, as given to `--profile`.
+    fn name(&self) -> &'static str;
+
+    /// The tools offered under `config` (read-only mode may hide some).
+    fn tools(&self, config: &Config) -> Vec<ToolInfo>;
+
+    /// Calls tool `name` with `args`.
+    fn call(&self, ctx: &Context<'_>, name: &str, args: Value) -> Result<CallResult, CallError>;
+}
+
+/// The names `--profile` accepts.
+pub const NAMES: &[&str] = &["standard"];
+
+/// The profile called `name`.
+pub fn by_name(name: &str) -> Result<Box<dyn Profile>> {
+    match name {
+        "standard" => Ok(Box::new(Standard)),
+        other => Err(Error::invalid(format!("unknown profile `{other}`; known profiles: {}", NAMES.join(", ")))),
+    }
+}

@@ -1,0 +1,263 @@
+//! The text model: documents over a rope, line endings, BOM, encodings and positions.
+//!
+//! Plain values only: nothing here does I/O or speaks a protocol.
+
+mod decode;
+mod pos;
+
+use std::fmt;
+use std::ops::Range;
+
+use ropey::Rope;
+
+pub use decode::{decode, encode_utf8, looks_binary, Decoded, Encoding, BINARY_SNIFF_LEN};
+pub use pos::{lines, offset_to_position, position_to_offset, LineIndex, Lines, Offset, Position, PositionEncoding};
+
+/// The line-ending style of a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LineEnding {
+    /// Every line break is `\n` (also the style of a text without line breaks).
+    Lf,
+    /// Every line break is `\r\n`.
+    Crlf,
+    /// Every line break is a lone `\r`.
+    Cr,
+    /// More than one kind of line break.
+    Mixed,
+}
+
+impl LineEnding {
+    /// Detects the style of `text`.
+    pub fn detect(text: &str) -> LineEnding {
+        let (mut lf, mut crlf, mut cr) = (false, false, false);
+        for (_, brk) in lines(text) {
+            match brk {
+                "\n" => lf = true,
+                "\r\n" => crlf = true,
+                "\r" => cr = true,
+                _ => {}
+            }
+        }
+        match (lf, crlf, cr) {
+            (_, false, false) => LineEnding::Lf,
+            (false, true, false) => LineEnding::Crlf,
+            (false, false, true) => LineEnding::Cr,
+            _ => LineEnding::Mixed,
+        }
+    }
+
+    /// The name shown to users: `lf`, `crlf`, `cr` or `mixed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LineEnding::Lf => "lf",
+            LineEnding::Crlf => "crlf",
+            LineEnding::Cr => "cr",
+            LineEnding::Mixed => "mixed",
+        }
+    }
+
+    /// The line break new lines get in a file of this style: the style's own, or, for a mixed
+    /// file, the break its first line uses.
+    pub fn break_for(self, text: &str) -> &'static str {
+        match self {
+            LineEnding::Lf => "\n",
+            LineEnding::Crlf => "\r\n",
+            LineEnding::Cr => "\r",
+            LineEnding::Mixed => match lines(text).map(|(_, b)| b).find(|b| !b.is_empty()) {
+                Some("\r\n") => "\r\n",
+                Some("\r") => "\r",
+                _ => "\n",
+            },
+        }
+    }
+}
+
+impl fmt::Display for LineEnding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether `text` ends with a line break.
+pub fn ends_with_newline(text: &str) -> bool {
+    text.ends_with('\n') || text.ends_with('\r')
+}
+
+/// A text document held in a rope: an open editor buffer, or a file read for editing.
+///
+/// It remembers how its bytes were encoded (encoding and BOM) so that it can be written back the
+/// same way; line-ending style and the final newline are read off the text when asked.
+#[derive(Debug, Clone)]
+pub struct Document {
+    rope: Rope,
+    encoding: Encoding,
+    bom: bool,
+}
+
+impl Document {
+    /// A UTF-8 document without a BOM holding `text`.
+    pub fn from_text(text: &str) -> Document {
+        Document { rope: Rope::from_str(text), encoding: Encoding::Utf8, bom: false }
+    }
+
+    /// Decodes file bytes into a document; `None` when the bytes are binary.
+    pub fn from_bytes(bytes: Vec<u8>) -> Option<Document> {
+        match decode(bytes) {
+            Decoded::Text { text, encoding, bom } => Some(Document { rope: Rope::from_str(&text), encoding, bom }),
+            Decoded::Binary => None,
+        }
+    }
+
+    /// The rope.
+    pub fn rope(&self) -> &Rope {
+        &self.rope
+    }
+
+    /// The whole text as one string.
+    pub fn text(&self) -> String {
+        self.rope.to_string()
+    }
+
+    /// The length of the text in bytes (without the BOM).
+    pub fn len(&self) -> usize {
+        self.rope.len_bytes()
+    }
+
+    /// Whether the text is empty.
+    pub fn is_empty(&self) -> bool {
+        self.rope.len_bytes() == 0
+    }
+
+    /// The encoding the document was decoded from.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// Whether the document started with a byte order mark.
+    pub fn has_bom(&self) -> bool {
+        self.bom
+    }
+
+    /// The document's line-ending style.
+    pub fn line_ending(&self) -> LineEnding {
+        // Chunks may split a `\r\n` pair, so scan the rope's lines rather than its chunks.
+        let (mut lf, mut crlf, mut cr) = (false, false, false);
+        for line in self.rope.lines() {
+            let n = line.len_chars();
+            match (n.checked_sub(2).map(|i| line.char(i)), n.checked_sub(1).map(|i| line.char(i))) {
+                (Some('\r'), Some('\n')) => crlf = true,
+                (_, Some('\n')) => lf = true,
+                (_, Some('\r')) => cr = true,
+                _ => {}
+            }
+        }
+        match (lf, crlf, cr) {
+            (_, false, false) => LineEnding::Lf,
+            (false, true, false) => LineEnding::Crlf,
+            (false, false, true) => LineEnding::Cr,
+            _ => LineEnding::Mixed,
+        }
+    }
+
+    /// Whether the text ends with a line break.
+    pub fn ends_with_newline(&self) -> bool {
+        let n = self.rope.len_chars();
+        n > 0 && matches!(self.rope.char(n - 1), '\n' | '\r')
+    }
+
+    /// The number of 1-based tool lines (a final line break does not start another line).
+    pub fn line_count(&self) -> usize {
+        let lsp_lines = self.rope.len_lines();
+        match (self.is_empty(), self.ends_with_newline()) {
+            (true, _) => 0,
+            (false, true) => lsp_lines - 1,
+            (false, false) => lsp_lines,
+        }
+    }
+
+    /// Replaces the bytes in `range` with `text`. The range must lie on char boundaries within
+    /// the text; callers convert and clamp positions with [`position_to_offset`] first.
+    pub fn replace(&mut self, range: Range<Offset>, text: &str) {
+        let start = self.rope.byte_to_char(range.start.get());
+        let end = self.rope.byte_to_char(range.end.get());
+        if start < end {
+            self.rope.remove(start..end);
+        }
+        if !text.is_empty() {
+            self.rope.insert(start, text);
+        }
+    }
+
+    /// Applies an LSP content change: `range` in the given encoding, or the whole text when `None`.
+    pub fn apply_change(&mut self, range: Option<(Position, Position)>, text: &str, enc: PositionEncoding) {
+        match range {
+            Some((start, end)) => {
+                let start = position_to_offset(&self.rope, start, enc);
+                let end = position_to_offset(&self.rope, end, enc).max(start);
+                self.replace(start..end, text);
+            }
+            None => self.rope = Rope::from_str(text),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_endings() {
+        let table = [
+            ("", LineEnding::Lf, false, 0),
+            ("no newline", LineEnding::Lf, false, 1),
+            ("a\nb\n", LineEnding::Lf, true, 2),
+            ("a\r\nb\r\n", LineEnding::Crlf, true, 2),
+            ("a\rb", LineEnding::Cr, false, 2),
+            ("a\r\nb\n", LineEnding::Mixed, true, 2),
+            ("a\rb\r\n", LineEnding::Mixed, true, 2),
+            ("\u{1F600}\r\n\u{4E2D}", LineEnding::Crlf, false, 2),
+        ];
+        for (text, style, nl, count) in table {
+            let doc = Document::from_text(text);
+            assert_eq!(LineEnding::detect(text), style, "{text:?}");
+            assert_eq!(doc.line_ending(), style, "{text:?}");
+            assert_eq!(doc.ends_with_newline(), nl, "{text:?}");
+            assert_eq!(ends_with_newline(text), nl, "{text:?}");
+            assert_eq!(doc.line_count(), count, "{text:?}");
+            assert_eq!(LineIndex::new(text).line_count(), count, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn break_for_mixed_follows_first_line() {
+        assert_eq!(LineEnding::Mixed.break_for("a\r\nb\n"), "\r\n");
+        assert_eq!(LineEnding::Mixed.break_for("a\nb\r\n"), "\n");
+        assert_eq!(LineEnding::Crlf.break_for(""), "\r\n");
+    }
+
+    #[test]
+    fn document_from_bytes_keeps_encoding() {
+        let doc = Document::from_bytes(b"\xEF\xBB\xBFx\r\n".to_vec()).expect("text");
+        assert!(doc.has_bom());
+        assert_eq!(doc.encoding(), Encoding::Utf8);
+        assert_eq!(doc.text(), "x\r\n");
+        assert_eq!(doc.line_ending(), LineEnding::Crlf);
+        assert!(Document::from_bytes(b"\0\x01".to_vec()).is_none());
+    }
+
+    #[test]
+    fn applies_lsp_changes() {
+        let mut doc = Document::from_text("a\u{1F600}b\r\nline two");
+        // Replace the emoji (UTF-16 columns 1..3) with "x".
+        doc.apply_change(Some((Position::new(0, 1), Position::new(0, 3))), "x", PositionEncoding::Utf16);
+        assert_eq!(doc.text(), "axb\r\nline two");
+        // Insert past the end of line 1 clamps to its end.
+        doc.apply_change(Some((Position::new(1, 50), Position::new(1, 50))), "!", PositionEncoding::Utf8);
+        assert_eq!(doc.text(), "axb\r\nline two!");
+        // Delete the CRLF: from end of line 0 to start of line 1.
+        doc.apply_change(Some((Position::new(0, 3), Position::new(1, 0))), " ", PositionEncoding::Utf32);
+        assert_eq!(doc.text(), "axb line two!");
+        doc.apply_change(None, "new", PositionEncoding::Utf16);
+        assert_eq!(doc.text(), "new");
+    }
+}

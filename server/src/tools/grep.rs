@@ -1,0 +1,13 @@
+//! `grep`: placeholder until its implementation lands.
+
+use super::{Effects, Output, Tool};
+use crate::error::Error;
+
+/// The tool.
+pub const TOOL: Tool = Tool {
+    name: "grep",
+    description: "not yet implemented",
+    schema: || serde_json::json!({"type": "object"}),
+    effects: Effects::READ,
+    run: |_, _| Err::<Output, _>(Error::invalid("not yet implemented")),
+};

@@ -1,0 +1,174 @@
+//! The core operations, one file each, pure over the read view.
+//!
+//! A tool takes a [`Context`] and typed arguments and returns an [`Output`] or a core
+//! [`Error`](crate::error::Error). It never writes: changes come back as plans for a sink.
+//! Every tool is described once by a [`Tool`] value; profiles choose which to serve and how.
+
+pub mod glob;
+pub mod grep;
+pub mod list_dir;
+pub mod overview;
+pub mod read_file;
+pub mod read_files;
+pub mod stat;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::vfs::Vfs;
+
+/// Limits and switches that hold for a whole server or CLI run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Largest file `read_file` returns whole, without `offset`/`limit`.
+    pub max_read_bytes: u64,
+    /// Files larger than this are skipped by `grep`.
+    pub max_grep_file_bytes: u64,
+    /// Only tools that change nothing are served.
+    pub read_only: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config { max_read_bytes: 10 * 1024 * 1024, max_grep_file_bytes: 50 * 1024 * 1024, read_only: false }
+    }
+}
+
+/// What a tool call sees: the read view and the run's configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The read view (buffers over disk) of this call.
+    pub vfs: &'a Vfs,
+    /// Limits and switches.
+    pub config: &'a Config,
+}
+
+/// A successful tool result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// Plain text for the model.
+    Text(String),
+    /// A JSON value (also shown as text, pretty-printed).
+    Json(Value),
+}
+
+impl Output {
+    /// The text a client shows.
+    pub fn text(&self) -> String {
+        match self {
+            Output::Text(t) => t.clone(),
+            Output::Json(v) => Output::json_text(v),
+        }
+    }
+
+    /// How a JSON result is shown as text: pretty-printed.
+    pub fn json_text(v: &Value) -> String {
+        serde_json::to_string_pretty(v).unwrap_or_default()
+    }
+}
+
+/// What a tool promises about its effects (MCP tool annotations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Effects {
+    /// The tool changes nothing.
+    pub read_only: bool,
+    /// The tool may overwrite or delete existing data.
+    pub destructive: bool,
+    /// Calling it twice with the same arguments has no further effect.
+    pub idempotent: bool,
+}
+
+impl Effects {
+    /// A read-only tool.
+    pub const READ: Effects = Effects { read_only: true, destructive: false, idempotent: true };
+}
+
+/// One core operation as a value: its name, description, schema, effects and entry point.
+#[derive(Clone, Copy)]
+pub struct Tool {
+    /// The name in the `standard` profile.
+    pub name: &'static str,
+    /// What it does, when to prefer it, its limits: written for a model.
+    pub description: &'static str,
+    /// Its JSON schema for arguments.
+    pub schema: fn() -> Value,
+    /// Its effects.
+    pub effects: Effects,
+    /// Runs it on JSON arguments.
+    pub run: fn(&Context<'_>, Value) -> Result<Output>,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// Every core tool, in the order they are listed.
+pub const ALL: &[Tool] =
+    &[read_file::TOOL, read_files::TOOL, list_dir::TOOL, glob::TOOL, grep::TOOL, stat::TOOL, overview::TOOL];
+
+/// The core tool named `name`.
+pub fn find(name: &str) -> Option<&'static Tool> {
+    ALL.iter().find(|t| t.name == name)
+}
+
+/// The JSON schema of an arguments type, with every subschema inlined.
+pub fn schema_of<A: JsonSchema>() -> Value {
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+    });
+    let schema = settings.into_generator().into_root_schema_for::<A>();
+    let mut v = serde_json::to_value(schema).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("$schema");
+        o.remove("title");
+    }
+    v
+}
+
+/// Parses JSON arguments into `A`, turning every failure into `invalid_input` naming the field.
+pub fn parse_args<A: DeserializeOwned>(args: Value) -> Result<A> {
+    let args = match args {
+        Value::Null => Value::Object(Default::default()),
+        v @ Value::Object(_) => v,
+        other => {
+            return Err(Error::invalid(format!("arguments must be a JSON object, got {}", json_type(&other))));
+        }
+    };
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." {
+            Error::invalid(inner)
+        } else {
+            Error::invalid(format!("`{path}`: {inner}"))
+        }
+    })
+}
+
+/// The JSON type name of `v`, for messages.
+pub fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Checks that `value` of argument `field` lies in `min..=max`.
+pub fn check_range(field: &str, value: i64, min: i64, max: i64) -> Result<()> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!("`{field}` must be between {min} and {max}, got {value}")))
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing;

@@ -1,0 +1,93 @@
+//! Test support: multi-file fixtures in one raw string, and tool calls on them.
+
+use std::fs;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{Config, Context, Output};
+use crate::error::ErrorKind;
+use crate::vfs::Vfs;
+use crate::workspace::Workspace;
+
+/// A workspace on disk built from a fixture, and its read view.
+pub struct Fixture {
+    /// Keeps the directory alive.
+    pub dir: tempfile::TempDir,
+    /// The read view over it.
+    pub vfs: Vfs,
+    /// The configuration calls run with.
+    pub config: Config,
+}
+
+/// Builds a workspace from a fixture: `//- path` lines start files, the lines after are their
+/// text; a path ending in `/` makes an empty directory.
+///
+/// ```text
+/// //- src/main.rs
+/// fn main() {}
+/// //- empty/
+/// ```
+pub fn fixture(text: &str) -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut current: Option<(String, String)> = None;
+    let flush = |cur: Option<(String, String)>| {
+        if let Some((path, body)) = cur {
+            let full = dir.path().join(&path);
+            if path.ends_with('/') {
+                fs::create_dir_all(&full).expect("mkdir");
+            } else {
+                fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+                fs::write(&full, body).expect("write");
+            }
+        }
+    };
+    for line in text.lines() {
+        if let Some(path) = line.strip_prefix("//- ") {
+            flush(current.take());
+            current = Some((path.trim().to_owned(), String::new()));
+        } else if let Some((_, body)) = current.as_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    flush(current);
+    let ws = Workspace::new([dir.path()]).expect("workspace");
+    Fixture { dir, vfs: Vfs::disk(Arc::new(ws)), config: Config::default() }
+}
+
+impl Fixture {
+    /// Writes raw bytes to `path` inside the fixture.
+    pub fn write(&self, path: &str, bytes: impl AsRef<[u8]>) {
+        let full = self.dir.path().join(path);
+        fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+        fs::write(full, bytes).expect("write");
+    }
+
+    /// Calls the core tool `name` with `args`, returning its text or its error kind and message.
+    pub fn call(&self, name: &str, args: Value) -> Result<String, (ErrorKind, String)> {
+        let tool = super::find(name).expect("tool exists");
+        let ctx = Context { vfs: &self.vfs, config: &self.config };
+        (tool.run)(&ctx, args).map(|o| o.text()).map_err(|e| (e.kind(), e.message().to_owned()))
+    }
+
+    /// Calls `name` and returns its JSON output.
+    #[allow(dead_code)] // Used by the tools with JSON results.
+    pub fn call_json(&self, name: &str, args: Value) -> Result<Value, (ErrorKind, String)> {
+        let tool = super::find(name).expect("tool exists");
+        let ctx = Context { vfs: &self.vfs, config: &self.config };
+        match (tool.run)(&ctx, args) {
+            Ok(Output::Json(v)) => Ok(v),
+            Ok(Output::Text(t)) => panic!("expected JSON, got text: {t}"),
+            Err(e) => Err((e.kind(), e.message().to_owned())),
+        }
+    }
+
+    /// Calls `name` and returns the kind of its error; panics if it succeeds.
+    pub fn call_err(&self, name: &str, args: Value) -> ErrorKind {
+        match self.call(name, args.clone()) {
+            Ok(out) => panic!("{name} {args} succeeded: {out}"),
+            Err((kind, _)) => kind,
+        }
+    }
+}

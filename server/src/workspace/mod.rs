@@ -1,0 +1,311 @@
+//! Workspace roots and sandboxed path resolution.
+//!
+//! Every path a user (or a model) gives goes through [`Workspace::resolve`], which returns a
+//! [`SandboxPath`] inside one of the roots or fails with `path_escape`. Resolution walks the path
+//! one component at a time from a root's real path, resolving symlinks as the OS would, and
+//! refuses the moment the walk leaves every root; a symlink (dangling or not) is followed to where
+//! it points and judged there. Errors name the path as the user gave it, never the real target.
+
+mod walk;
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+pub use walk::{WalkOptions, SKIPPED_DIRS};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The most symlinks followed while resolving one path, as Linux's `MAXSYMLINKS`.
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// The set of directories tether may touch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    /// Canonical (symlink-free, absolute) root directories; the first is the default for
+    /// relative paths.
+    roots: Vec<PathBuf>,
+}
+
+/// A path that resolution proved to be inside the workspace roots.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SandboxPath {
+    /// The path as the user gave it, for messages.
+    given: String,
+    /// The path with every parent resolved but its last component kept as named: a symlink
+    /// inside the roots is the link itself here (what `delete` and `move` act on).
+    path: PathBuf,
+    /// The fully resolved path: what reads and writes act on.
+    real: PathBuf,
+    /// Index of the root containing `real`.
+    root: usize,
+}
+
+impl SandboxPath {
+    /// The path as the user gave it.
+    pub fn given(&self) -> &str {
+        &self.given
+    }
+
+    /// The absolute path with its parents resolved; a final symlink is not followed.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The absolute, fully resolved path.
+    pub fn real(&self) -> &Path {
+        &self.real
+    }
+
+    /// The index of the root containing this path.
+    pub fn root_index(&self) -> usize {
+        self.root
+    }
+}
+
+impl fmt::Display for SandboxPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.given)
+    }
+}
+
+impl Workspace {
+    /// A workspace over `roots`; each must be an existing directory. Roots are canonicalized, and
+    /// a root inside another is kept (it only matters for which root relative paths start from).
+    pub fn new<P: AsRef<Path>>(roots: impl IntoIterator<Item = P>) -> Result<Workspace> {
+        let mut out = Vec::new();
+        for root in roots {
+            let root = root.as_ref();
+            let shown = root.display().to_string();
+            let real = root.canonicalize().map_err(|e| Error::io(&e, &shown))?;
+            if !real.is_dir() {
+                return Err(Error::new(ErrorKind::NotADirectory, format!("root {shown} is not a directory")));
+            }
+            if !out.contains(&real) {
+                out.push(real);
+            }
+        }
+        if out.is_empty() {
+            return Err(Error::invalid("at least one workspace root is required"));
+        }
+        Ok(Workspace { roots: out })
+    }
+
+    /// The canonical roots, the default one first.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Whether the real (canonical) path `p` is inside a root; returns that root's index.
+    pub fn root_of(&self, p: &Path) -> Option<usize> {
+        // The deepest root wins, so that nested roots report the closest one.
+        self.roots
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| p.starts_with(r))
+            .max_by_key(|(_, r)| r.components().count())
+            .map(|(i, _)| i)
+    }
+
+    /// The path of `p` (a real path inside the roots) relative to the root containing it, with
+    /// `/` separators; `"."` for a root itself.
+    pub fn relative(&self, p: &Path) -> String {
+        let rel = self.root_of(p).and_then(|i| p.strip_prefix(&self.roots[i]).ok()).unwrap_or(p);
+        if rel.as_os_str().is_empty() {
+            ".".to_owned()
+        } else {
+            rel.to_string_lossy().into_owned()
+        }
+    }
+
+    /// Resolves a user path (absolute, or relative to the first root) to a path inside the roots.
+    pub fn resolve(&self, given: &str) -> Result<SandboxPath> {
+        let escape = || {
+            Error::new(ErrorKind::PathEscape, format!("{given}: path is outside the workspace roots")).with_path(given)
+        };
+        if given.contains('\0') {
+            return Err(Error::invalid(format!("{}: path contains a NUL byte", given.escape_debug())).with_path(given));
+        }
+        let input = Path::new(given);
+        if input.components().next().is_some_and(|c| c.as_os_str().to_string_lossy().starts_with('~')) {
+            return Err(Error::invalid(format!(
+                "{given}: `~` is not expanded; give a path inside the workspace, absolute or relative to {}",
+                self.roots[0].display()
+            ))
+            .with_path(given));
+        }
+        let (start, rest) = if input.is_absolute() {
+            self.split_root(input).ok_or_else(escape)?
+        } else {
+            (self.roots[0].clone(), input.to_path_buf())
+        };
+        let mut hops = 0;
+        let (path, real) = self.walk(start, &rest, &mut hops).map_err(|e| match e {
+            WalkError::Escape => escape(),
+            WalkError::Io(e) => Error::io(&e, given),
+        })?;
+        let root = self.root_of(&real).ok_or_else(escape)?;
+        Ok(SandboxPath { given: given.to_owned(), path, real, root })
+    }
+
+    /// Splits an absolute path into the root it names and the components after it. Both a root's
+    /// real path and any path whose canonical form is that root count, so that `/tmp/x` works
+    /// when the root is `/private/tmp`.
+    fn split_root(&self, input: &Path) -> Option<(PathBuf, PathBuf)> {
+        let best = self
+            .roots
+            .iter()
+            .filter_map(|r| input.strip_prefix(r).ok().map(|rest| (r, rest)))
+            .max_by_key(|(r, _)| r.components().count());
+        if let Some((r, rest)) = best {
+            return Some((r.clone(), rest.to_path_buf()));
+        }
+        // Try prefixes of the input that canonicalize to a root, shortest first, without looking
+        // at anything below the point where the input and every root part ways.
+        let mut prefix = PathBuf::new();
+        let mut comps = input.components();
+        for c in comps.by_ref() {
+            prefix.push(c);
+            if matches!(c, Component::ParentDir | Component::CurDir) {
+                return None;
+            }
+            if let Ok(real) = prefix.canonicalize() {
+                if let Some(r) = self.roots.iter().find(|r| **r == real) {
+                    return Some((r.clone(), comps.as_path().to_path_buf()));
+                }
+            }
+        }
+        None
+    }
+
+    /// Walks `rest` from the real directory `start`, one component at a time. Returns the path
+    /// with parents resolved and the fully resolved path.
+    fn walk(&self, start: PathBuf, rest: &Path, hops: &mut usize) -> Result<(PathBuf, PathBuf), WalkError> {
+        let mut cur = start;
+        // Once a component does not exist, nothing below it can be a symlink: the rest of the
+        // path is joined lexically.
+        let mut missing = false;
+        let mut last_link: Option<PathBuf> = None;
+        for comp in rest.components() {
+            last_link = None;
+            match comp {
+                Component::CurDir => continue,
+                Component::ParentDir => {
+                    cur.pop();
+                    // Climbing out of the missing part lands on a real directory again, whose
+                    // children must be checked for symlinks once more.
+                    missing = missing && !cur.exists();
+                }
+                Component::Normal(name) => {
+                    let next = cur.join(name);
+                    if missing {
+                        cur = next;
+                    } else {
+                        match self.step(&next, hops)? {
+                            Step::Dir(real) => cur = real,
+                            Step::Link(real) => {
+                                last_link = Some(next);
+                                cur = real;
+                            }
+                            Step::Missing => {
+                                missing = true;
+                                cur = next;
+                            }
+                        }
+                    }
+                }
+                Component::RootDir | Component::Prefix(_) => return Err(WalkError::Escape),
+            }
+            if self.root_of(&cur).is_none() {
+                return Err(WalkError::Escape);
+            }
+        }
+        check_length(&cur)?;
+        Ok((last_link.unwrap_or_else(|| cur.clone()), cur))
+    }
+
+    /// Looks at one path component: an ordinary entry, a symlink (followed and resolved), or
+    /// nothing.
+    fn step(&self, next: &Path, hops: &mut usize) -> Result<Step, WalkError> {
+        let meta = match next.symlink_metadata() {
+            Ok(m) => m,
+            Err(e) if is_missing(&e) => return Ok(Step::Missing),
+            Err(e) => return Err(WalkError::Io(e)),
+        };
+        if !meta.file_type().is_symlink() {
+            return Ok(Step::Dir(next.to_path_buf()));
+        }
+        *hops += 1;
+        if *hops > MAX_SYMLINK_HOPS {
+            return Err(WalkError::Io(io::Error::other("too many levels of symbolic links")));
+        }
+        // A link whose target exists resolves exactly as the OS resolves it.
+        match next.canonicalize() {
+            Ok(real) if self.root_of(&real).is_some() => return Ok(Step::Link(real)),
+            Ok(_) => return Err(WalkError::Escape),
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(WalkError::Io(e)),
+            Err(_) => {}
+        }
+        // A dangling link is judged by where its target would be created: the target, joined to
+        // the link's (real) parent, must name a root or a place below one, and is walked from
+        // there like user input.
+        let target = std::fs::read_link(next).map_err(WalkError::Io)?;
+        let joined = next.parent().unwrap_or(Path::new("/")).join(&target);
+        let (start, rest) = self.split_root(&lexical_normalize(&joined)).ok_or(WalkError::Escape)?;
+        let (_, real) = self.walk(start, &rest, hops)?;
+        Ok(Step::Link(real))
+    }
+}
+
+enum Step {
+    Dir(PathBuf),
+    Link(PathBuf),
+    Missing,
+}
+
+enum WalkError {
+    Escape,
+    Io(io::Error),
+}
+
+fn is_missing(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
+}
+
+/// Refuses paths the OS could not use, with a clean error instead of a later failure.
+fn check_length(p: &Path) -> Result<(), WalkError> {
+    const PATH_MAX: usize = 4096;
+    const NAME_MAX: usize = 255;
+    let too_long = p.as_os_str().len() >= PATH_MAX
+        || p.components().any(|c| matches!(c, Component::Normal(n) if n.len() > NAME_MAX));
+    if too_long {
+        return Err(WalkError::Io(io::Error::new(io::ErrorKind::InvalidFilename, "path is too long")));
+    }
+    Ok(())
+}
+
+/// Removes `.` and resolves `..` lexically. Only used on a symlink's target joined to the link's
+/// (already real) parent, where the OS would do the same for the leading part; the walk that
+/// follows re-checks every component that exists.
+fn lexical_normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The file name of `p` for display, or the whole path when it has none.
+pub fn file_name(p: &Path) -> &OsStr {
+    p.file_name().unwrap_or(p.as_os_str())
+}
+
+#[cfg(test)]
+mod tests;
