@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 
 use crate::profiles::{self, Profile};
+use crate::sink::DiskSink;
 use crate::tools::{Config, Context};
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
@@ -138,7 +139,7 @@ fn call(args: CallArgs) -> ExitCode {
     };
     let vfs = Vfs::disk(Arc::new(ws));
     let ctx = Context { vfs: &vfs, config: &config };
-    match profile.call(&ctx, &args.tool, json) {
+    match profile.call(&ctx, &DiskSink, &args.tool, json) {
         Ok(result) => {
             print(&result.text);
             if result.is_error {

@@ -5,8 +5,10 @@
 //! names and formats, and the frontends ([`cli`]) speak to the outside world.
 
 pub mod cli;
+pub mod edit;
 pub mod error;
 pub mod profiles;
+pub mod sink;
 pub mod text;
 pub mod tools;
 pub mod vfs;

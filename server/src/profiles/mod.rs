@@ -10,6 +10,7 @@ use std::fmt;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
+use crate::sink::Sink;
 use crate::tools::{Config, Context, Effects};
 
 pub use standard::Standard;
@@ -78,8 +79,8 @@ pub trait Profile: Send + Sync {
     /// The tools offered under `config` (read-only mode may hide some).
     fn tools(&self, config: &Config) -> Vec<ToolInfo>;
 
-    /// Calls tool `name` with `args`.
-    fn call(&self, ctx: &Context<'_>, name: &str, args: Value) -> Result<CallResult, CallError>;
+    /// Calls tool `name` with `args`; a change the tool computes is applied through `sink`.
+    fn call(&self, ctx: &Context<'_>, sink: &dyn Sink, name: &str, args: Value) -> Result<CallResult, CallError>;
 }
 
 /// The names `--profile` accepts.

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::{CallError, CallResult, Profile, ToolInfo};
 use crate::error::Error;
+use crate::sink::{self, Applied, Destination, Sink};
 use crate::tools::{self, Config, Context, Output};
 
 /// The `standard` profile.
@@ -31,13 +32,19 @@ impl Profile for Standard {
             .collect()
     }
 
-    fn call(&self, ctx: &Context<'_>, name: &str, args: Value) -> Result<CallResult, CallError> {
+    fn call(&self, ctx: &Context<'_>, sink: &dyn Sink, name: &str, args: Value) -> Result<CallResult, CallError> {
         let tool = tools::find(name)
             .filter(|t| t.effects.read_only || !ctx.config.read_only)
             .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
         Ok(match (tool.run)(ctx, args) {
             Ok(Output::Text(text)) => CallResult { text, structured: None, is_error: false },
             Ok(Output::Json(v)) => CallResult { text: Output::json_text(&v), structured: Some(v), is_error: false },
+            Ok(Output::Change { plan, summary }) => match sink::apply(sink, ctx.config, ctx.vfs, &plan) {
+                Ok(applied) => {
+                    CallResult { text: with_destinations(summary, &applied), structured: None, is_error: false }
+                }
+                Err(e) => error_result(&e),
+            },
             Err(e) => error_result(&e),
         })
     }
@@ -47,4 +54,15 @@ impl Profile for Standard {
 pub fn error_result(e: &Error) -> CallResult {
     let v = json!({"error": e.kind().as_str(), "message": e.message()});
     CallResult { text: v.to_string(), structured: None, is_error: true }
+}
+
+/// Appends where each change went when it did not simply go to disk, so that the model knows a
+/// buffer was changed (and whether it was saved).
+fn with_destinations(mut summary: String, applied: &Applied) -> String {
+    for (path, dest) in &applied.files {
+        if *dest != Destination::Disk {
+            summary.push_str(&format!("\n{path}: {dest}"));
+        }
+    }
+    summary
 }

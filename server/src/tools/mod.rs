@@ -4,18 +4,30 @@
 //! [`Error`](crate::error::Error). It never writes: changes come back as plans for a sink.
 //! Every tool is described once by a [`Tool`] value; profiles choose which to serve and how.
 
+pub mod append;
+pub mod apply_patch;
+pub mod delete;
+pub mod edit_file;
 pub mod glob;
 pub mod grep;
+pub mod insert;
 pub mod list_dir;
+pub mod mkdir;
+pub mod r#move;
+pub mod multi_edit;
 pub mod overview;
 pub mod read_file;
 pub mod read_files;
+pub mod replace;
+pub mod run;
 pub mod stat;
+pub mod write_file;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::edit::EditPlan;
 use crate::error::{Error, Result};
 use crate::vfs::Vfs;
 
@@ -52,6 +64,13 @@ pub enum Output {
     Text(String),
     /// A JSON value (also shown as text, pretty-printed).
     Json(Value),
+    /// Changes for a sink to apply, and the text to show once they are applied.
+    Change {
+        /// The changes.
+        plan: EditPlan,
+        /// What the tool did, for the model (for example `edited a.rs: 1 replacement`).
+        summary: String,
+    },
 }
 
 impl Output {
@@ -60,6 +79,7 @@ impl Output {
         match self {
             Output::Text(t) => t.clone(),
             Output::Json(v) => Output::json_text(v),
+            Output::Change { summary, .. } => summary.clone(),
         }
     }
 

@@ -78,7 +78,7 @@ impl Fixture {
         let ctx = Context { vfs: &self.vfs, config: &self.config };
         match (tool.run)(&ctx, args) {
             Ok(Output::Json(v)) => Ok(v),
-            Ok(Output::Text(t)) => panic!("expected JSON, got text: {t}"),
+            Ok(other) => panic!("expected JSON, got {other:?}"),
             Err(e) => Err((e.kind(), e.message().to_owned())),
         }
     }

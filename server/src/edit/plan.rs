@@ -1,0 +1,336 @@
+//! `EditPlan`: every change a tool wants, as a value.
+//!
+//! A tool computes a plan against the texts it read through the [`Vfs`](crate::vfs::Vfs) and
+//! returns it; a sink (disk or editor) applies it, all or nothing. A text edit carries the exact
+//! base text it was computed against, so a sink can refuse to apply it at a stale offset.
+
+use std::fmt::Write as _;
+use std::ops::Range;
+use std::sync::Arc;
+
+use similar::{Algorithm, DiffOp, TextDiff};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::text::{Encoding, Offset};
+use crate::vfs::{FileText, Origin};
+use crate::workspace::SandboxPath;
+
+/// One replacement in a text: the bytes in `range` (of the base text) become `text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextChange {
+    /// The replaced range, in byte offsets of the base text.
+    pub range: Range<Offset>,
+    /// The new text.
+    pub text: String,
+}
+
+impl TextChange {
+    /// Replaces `start..end` (byte offsets) with `text`.
+    pub fn new(start: usize, end: usize, text: impl Into<String>) -> TextChange {
+        TextChange { range: Offset::new(start)..Offset::new(end), text: text.into() }
+    }
+}
+
+/// The text a file edit was computed against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Base {
+    /// The whole base text (shared, never copied per change).
+    pub text: Arc<str>,
+    /// The encoding of the file, kept when writing back.
+    pub encoding: Encoding,
+    /// Whether the file has a BOM, kept when writing back.
+    pub bom: bool,
+    /// Buffer (with its version) or disk.
+    pub origin: Origin,
+}
+
+impl From<FileText> for Base {
+    fn from(f: FileText) -> Base {
+        Base { text: f.text.into(), encoding: f.encoding, bom: f.bom, origin: f.origin }
+    }
+}
+
+/// One operation of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileOp {
+    /// Change an existing text file.
+    Edit {
+        /// The file.
+        path: SandboxPath,
+        /// The text the changes were computed against.
+        base: Base,
+        /// Sorted, non-overlapping changes to `base`.
+        changes: Vec<TextChange>,
+    },
+    /// Create a file (and its missing parent directories), or replace one when `overwrite`.
+    Create {
+        /// The new file.
+        path: SandboxPath,
+        /// Its text (written as UTF-8 without BOM).
+        text: String,
+        /// Replace an existing file instead of failing.
+        overwrite: bool,
+    },
+    /// Rename (move) a file or directory.
+    Rename {
+        /// What moves.
+        from: SandboxPath,
+        /// Where it goes.
+        to: SandboxPath,
+        /// Replace an existing destination instead of failing.
+        overwrite: bool,
+    },
+    /// Delete a file, or a directory (with everything in it when `recursive`).
+    Delete {
+        /// What goes.
+        path: SandboxPath,
+        /// Delete a non-empty directory with its contents.
+        recursive: bool,
+    },
+    /// Create a directory and its missing parents.
+    Mkdir {
+        /// The directory.
+        path: SandboxPath,
+    },
+}
+
+impl FileOp {
+    /// The path the operation is about (the source, for a rename).
+    pub fn path(&self) -> &SandboxPath {
+        match self {
+            FileOp::Edit { path, .. }
+            | FileOp::Create { path, .. }
+            | FileOp::Delete { path, .. }
+            | FileOp::Mkdir { path } => path,
+            FileOp::Rename { from, .. } => from,
+        }
+    }
+}
+
+/// A set of changes to apply together, all or nothing, in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EditPlan {
+    /// The operations, applied in order.
+    pub ops: Vec<FileOp>,
+}
+
+impl EditPlan {
+    /// A plan of one operation.
+    pub fn one(op: FileOp) -> EditPlan {
+        EditPlan { ops: vec![op] }
+    }
+
+    /// A plan that edits `base` of `path` into `new_text`, as the minimal set of changes.
+    /// Returns an empty plan when nothing changes.
+    pub fn edit_to(path: SandboxPath, base: Base, new_text: &str) -> EditPlan {
+        let changes = minimal_changes(&base.text, new_text);
+        if changes.is_empty() {
+            return EditPlan::default();
+        }
+        EditPlan::one(FileOp::Edit { path, base, changes })
+    }
+
+    /// Whether the plan changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Checks that every text edit is well formed: changes sorted, not overlapping, inside the
+    /// base text and on char boundaries; the file editable; and no path edited twice.
+    pub fn validate(&self) -> Result<()> {
+        let mut seen = std::collections::HashSet::new();
+        for op in &self.ops {
+            if let FileOp::Edit { path, base, changes } = op {
+                if !seen.insert(path.real().to_path_buf()) {
+                    return Err(Error::invalid(format!("{path}: the plan edits this file twice")));
+                }
+                if !base.encoding.is_editable() {
+                    return Err(Error::new(
+                        ErrorKind::IsBinary,
+                        format!("{path}: file is {}, which tether reads but does not edit", base.encoding),
+                    )
+                    .with_path(path.given()));
+                }
+                validate_changes(&base.text, changes).map_err(|m| Error::invalid(format!("{path}: {m}")))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A unified diff of every text change and a line per other operation, for dry runs and
+    /// summaries. Paths are shown as the user gave them.
+    pub fn render_diff(&self) -> String {
+        let mut out = String::new();
+        for op in &self.ops {
+            match op {
+                FileOp::Edit { path, base, changes } => {
+                    let new = apply_changes(&base.text, changes);
+                    out.push_str(&unified_diff(path.given(), &base.text, &new));
+                }
+                FileOp::Create { path, text, .. } => out.push_str(&unified_diff(path.given(), "", text)),
+                FileOp::Rename { from, to, .. } => {
+                    let _ = writeln!(out, "rename {} -> {}", from.given(), to.given());
+                }
+                FileOp::Delete { path, .. } => {
+                    let _ = writeln!(out, "delete {}", path.given());
+                }
+                FileOp::Mkdir { path } => {
+                    let _ = writeln!(out, "mkdir {}", path.given());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Checks changes against their base: sorted, non-overlapping, in range, on char boundaries.
+pub fn validate_changes(base: &str, changes: &[TextChange]) -> Result<(), String> {
+    let mut prev_end = 0;
+    for (i, c) in changes.iter().enumerate() {
+        let (start, end) = (c.range.start.get(), c.range.end.get());
+        if start > end {
+            return Err(format!("change {i} has its start ({start}) after its end ({end})"));
+        }
+        if end > base.len() {
+            return Err(format!("change {i} ends at byte {end}, past the end of the text ({} bytes)", base.len()));
+        }
+        if !base.is_char_boundary(start) || !base.is_char_boundary(end) {
+            return Err(format!("change {i} does not start and end on character boundaries"));
+        }
+        if i > 0 && start < prev_end {
+            return Err(format!("change {i} overlaps or precedes the change before it"));
+        }
+        prev_end = end;
+    }
+    Ok(())
+}
+
+/// Applies sorted, validated changes to `base`.
+pub fn apply_changes(base: &str, changes: &[TextChange]) -> String {
+    let added: usize = changes.iter().map(|c| c.text.len()).sum();
+    let mut out = String::with_capacity(base.len() + added);
+    let mut at = 0;
+    for c in changes {
+        out.push_str(&base[at..c.range.start.get()]);
+        out.push_str(&c.text);
+        at = c.range.end.get();
+    }
+    out.push_str(&base[at..]);
+    out
+}
+
+/// The minimal set of changes turning `old` into `new`: the common prefix and suffix are cut
+/// first (so a one-line change in a large file costs one scan), then the middle is diffed by
+/// lines, and each changed line run becomes one change.
+pub fn minimal_changes(old: &str, new: &str) -> Vec<TextChange> {
+    if old == new {
+        return Vec::new();
+    }
+    let prefix = common_prefix_len(old, new);
+    let suffix = common_suffix_len(&old[prefix..], &new[prefix..]);
+    // Widen to whole lines so the diff below works on complete lines.
+    let start = old[..prefix].rfind('\n').map_or(0, |i| i + 1);
+    let old_mid = &old[start..old.len() - suffix];
+    let new_mid = &new[start..new.len() - suffix];
+    let diff = TextDiff::configure().algorithm(Algorithm::Myers).diff_lines(old_mid, new_mid);
+    let old_lines: Vec<&str> = diff.old_slices().to_vec();
+    let new_lines: Vec<&str> = diff.new_slices().to_vec();
+    let offset_of = |lines: &[&str], idx: usize| lines[..idx].iter().map(|l| l.len()).sum::<usize>();
+    let mut changes: Vec<TextChange> = Vec::new();
+    for op in diff.ops() {
+        if let DiffOp::Equal { .. } = op {
+            continue;
+        }
+        let (o, n) = (op.old_range(), op.new_range());
+        let s = start + offset_of(&old_lines, o.start);
+        let e = start + offset_of(&old_lines, o.end);
+        let text: String = new_lines[n].concat();
+        match changes.last_mut() {
+            Some(last) if last.range.end.get() == s => {
+                last.range.end = Offset::new(e);
+                last.text.push_str(&text);
+            }
+            _ => changes.push(TextChange::new(s, e, text)),
+        }
+    }
+    changes
+}
+
+fn common_prefix_len(a: &str, b: &str) -> usize {
+    let n = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    // Back off to a char boundary of both (they agree up to n, so one check suffices).
+    (0..=n).rev().find(|&i| a.is_char_boundary(i)).unwrap_or(0)
+}
+
+fn common_suffix_len(a: &str, b: &str) -> usize {
+    let n = a.bytes().rev().zip(b.bytes().rev()).take_while(|(x, y)| x == y).count();
+    (0..=n).rev().find(|&i| a.is_char_boundary(a.len() - i)).unwrap_or(0)
+}
+
+/// A unified diff of `old` and `new` for `name`, three lines of context; empty when equal.
+pub fn unified_diff(name: &str, old: &str, new: &str) -> String {
+    if old == new {
+        return String::new();
+    }
+    let diff = TextDiff::from_lines(old, new);
+    let mut udiff = diff.unified_diff();
+    udiff.context_radius(3).header(&format!("a/{name}"), &format!("b/{name}"));
+    udiff.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minimal_changes_round_trip() {
+        let table = [
+            ("", "new\n"),
+            ("old\n", ""),
+            ("a\nb\nc\n", "a\nB\nc\n"),
+            ("a\nb\nc\n", "a\nb\nc\nd\n"),
+            ("a\nb\nc", "x\nb\ny"),
+            ("a\r\nb\r\n", "a\r\nc\r\n"),
+            ("\u{1F600}x\u{4E2D}\n", "\u{1F600}y\u{4E2D}\n"),
+            ("same\n", "same\n"),
+            ("one line no newline", "one line no newline\n"),
+        ];
+        for (old, new) in table {
+            let changes = minimal_changes(old, new);
+            validate_changes(old, &changes).expect("valid");
+            assert_eq!(apply_changes(old, &changes), new, "{old:?} -> {new:?}");
+        }
+    }
+
+    #[test]
+    fn one_line_change_in_a_large_text_is_one_small_change() {
+        let old: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+        let new = old.replacen("line 50000\n", "line fifty thousand\n", 1);
+        let changes = minimal_changes(&old, &new);
+        assert_eq!(changes.len(), 1);
+        assert!(changes[0].text.len() < 64, "{:?}", changes[0]);
+        assert_eq!(apply_changes(&old, &changes), new);
+    }
+
+    #[test]
+    fn validator_refuses_bad_changes() {
+        let base = "h\u{e9}llo";
+        let bad = [
+            vec![TextChange::new(3, 2, "")],
+            vec![TextChange::new(0, 99, "")],
+            vec![TextChange::new(2, 2, "")], // inside the two-byte é
+            vec![TextChange::new(0, 3, ""), TextChange::new(1, 4, "")],
+            vec![TextChange::new(4, 5, ""), TextChange::new(0, 1, "")],
+        ];
+        for changes in bad {
+            assert!(validate_changes(base, &changes).is_err(), "{changes:?}");
+        }
+        assert!(validate_changes(base, &[TextChange::new(0, 1, "H"), TextChange::new(1, 1, "")]).is_ok());
+    }
+
+    #[test]
+    fn renders_unified_diff() {
+        let d = unified_diff("f.txt", "a\nb\n", "a\nc\n");
+        assert_eq!(d, "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
+    }
+}

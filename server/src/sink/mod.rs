@@ -1,0 +1,63 @@
+//! Applying an [`EditPlan`]: the one place where tether's changes reach the world.
+//!
+//! Tools compute plans; a [`Sink`] applies them, all or nothing. The disk sink writes files
+//! atomically; the editor sink (in `tether lsp`) sends open documents to the editor as one
+//! versioned workspace edit and hands the rest to the disk sink.
+
+pub mod disk;
+
+use std::fmt;
+
+use crate::edit::EditPlan;
+use crate::error::{Error, ErrorKind, Result};
+use crate::tools::Config;
+use crate::vfs::Vfs;
+
+pub use disk::DiskSink;
+
+/// Where one file's change went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Destination {
+    /// Written to the file on disk.
+    Disk,
+    /// Applied to an open editor buffer, which was then saved.
+    BufferSaved,
+    /// Applied to an open editor buffer that had unsaved changes; it stays unsaved.
+    BufferUnsaved,
+}
+
+impl fmt::Display for Destination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Destination::Disk => "written to disk",
+            Destination::BufferSaved => "applied to the open editor buffer and saved",
+            Destination::BufferUnsaved => "applied to the open editor buffer, which has unsaved changes (not saved)",
+        })
+    }
+}
+
+/// What a sink did with a plan: one entry per operation, in plan order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// The path (as the user gave it) and where its change went.
+    pub files: Vec<(String, Destination)>,
+}
+
+/// Something that applies plans.
+pub trait Sink: Send + Sync {
+    /// Applies `plan`, computed against `vfs`, completely or not at all.
+    fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied>;
+}
+
+/// Applies `plan` through `sink` after the checks every sink shares: read-only mode refuses any
+/// plan, however it was reached, and the plan must be well formed.
+pub fn apply(sink: &dyn Sink, config: &Config, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
+    if config.read_only {
+        return Err(Error::new(ErrorKind::ReadOnly, "tether is running read-only; no change was made"));
+    }
+    plan.validate()?;
+    if plan.is_empty() {
+        return Ok(Applied::default());
+    }
+    sink.apply(vfs, plan)
+}
