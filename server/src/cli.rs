@@ -1,6 +1,6 @@
 //! The command line: `tether call`, `tether tools`, and (later) the server modes.
 
-use std::io::{Read as _, Write as _};
+use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -30,6 +30,19 @@ pub enum Command {
     Call(CallArgs),
     /// List the tools of a profile with their descriptions and argument schemas.
     Tools(ToolsArgs),
+    /// Serve the tools over MCP on stdio, for AI assistants.
+    Mcp(McpArgs),
+}
+
+/// `tether mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    /// Roots, profile and mode.
+    pub serve: ServeArgs,
+    /// Log level for stderr (error, warn, info, debug, trace); `TETHER_LOG` takes a full filter.
+    #[arg(long, value_name = "LEVEL")]
+    pub log_level: Option<String>,
 }
 
 /// Options every tool-serving mode shares.
@@ -90,18 +103,28 @@ impl ServeArgs {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
-    init_logging();
     let cli = Cli::parse();
+    let level = match &cli.command {
+        Command::Mcp(args) => args.log_level.as_deref(),
+        _ => None,
+    };
+    init_logging(level);
     match cli.command {
         Command::Call(args) => call(args),
         Command::Tools(args) => tools(args),
+        Command::Mcp(args) => mcp(args),
     }
 }
 
-fn init_logging() {
+/// Logs go to stderr only: stdout carries nothing but results and protocol.
+fn init_logging(level: Option<&str>) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TETHER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level.unwrap_or("warn")));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
 }
 
 /// Writes `text` and a newline to stdout; a closed pipe is not an error worth reporting.
@@ -171,4 +194,19 @@ fn tools(args: ToolsArgs) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+fn mcp(args: McpArgs) -> ExitCode {
+    let profile = match profiles::by_name(&args.serve.profile) {
+        Ok(p) => p,
+        Err(e) => return fail(e.message()),
+    };
+    let ws = match args.serve.workspace() {
+        Ok(ws) => ws,
+        Err(e) => return fail(e.message()),
+    };
+    match crate::mcp::run_stdio(profile, args.serve.config(), ws) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(format_args!("mcp server: {e:#}")),
+    }
 }

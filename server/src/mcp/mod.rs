@@ -1,0 +1,274 @@
+//! `tether mcp`: the tools of a profile as an MCP server, on rmcp.
+//!
+//! Only this module names rmcp. The handler is transport-agnostic: stdio for `tether mcp`, and
+//! any `AsyncRead + AsyncWrite` pair (duplex pipes in tests, the bridge socket later). What the
+//! tools read and where their changes go is the [`Host`]'s business: the disk for a standalone
+//! server, the editor's buffers inside `tether lsp`.
+
+mod roots;
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool as McpTool,
+    ToolAnnotations,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+use crate::profiles::{CallError, CallResult, Profile, ToolInfo};
+use crate::sink::{DiskSink, Sink};
+use crate::tools::{Config, Context};
+use crate::vfs::Vfs;
+use crate::workspace::Workspace;
+
+/// What the MCP server runs tools against: a read view for each call, and a sink for changes.
+pub trait Host: Send + Sync + 'static {
+    /// A fresh snapshot for one tool call.
+    fn snapshot(&self) -> Vfs;
+    /// Where changes go.
+    fn sink(&self) -> Arc<dyn Sink>;
+    /// Replaces the workspace roots with the client's (MCP roots). Hosts whose roots belong to
+    /// someone else (the editor, inside `tether lsp`) ignore this.
+    fn set_roots(&self, roots: Vec<PathBuf>) -> crate::Result<()>;
+}
+
+/// The standalone host: the disk, under roots the command line or the client chose.
+#[derive(Debug)]
+pub struct DiskHost {
+    workspace: RwLock<Arc<Workspace>>,
+}
+
+impl DiskHost {
+    /// A host over `workspace`.
+    pub fn new(workspace: Workspace) -> DiskHost {
+        DiskHost { workspace: RwLock::new(Arc::new(workspace)) }
+    }
+
+    fn workspace(&self) -> Arc<Workspace> {
+        self.workspace.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Host for DiskHost {
+    fn snapshot(&self) -> Vfs {
+        Vfs::disk(self.workspace())
+    }
+
+    fn sink(&self) -> Arc<dyn Sink> {
+        Arc::new(DiskSink)
+    }
+
+    fn set_roots(&self, roots: Vec<PathBuf>) -> crate::Result<()> {
+        let ws = Workspace::new(roots)?;
+        *self.workspace.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(ws);
+        Ok(())
+    }
+}
+
+/// The MCP server handler: one profile, one configuration, one host.
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    profile: Box<dyn Profile>,
+    config: Config,
+    host: Arc<dyn Host>,
+    tools: Vec<ToolInfo>,
+}
+
+/// How often a long tool call reports progress when the client asked for it.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(500);
+
+impl McpServer {
+    /// A server offering `profile`'s tools under `config`, run against `host`.
+    pub fn new(profile: Box<dyn Profile>, config: Config, host: Arc<dyn Host>) -> McpServer {
+        let tools = profile.tools(&config);
+        McpServer { inner: Arc::new(Inner { profile, config, host, tools }) }
+    }
+
+    /// Serves MCP over `transport` until the client goes away.
+    pub async fn serve<T, E, A>(self, transport: T) -> anyhow::Result<()>
+    where
+        T: rmcp::transport::IntoTransport<RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let running = ServiceExt::serve(self, transport).await?;
+        let reason = running.waiting().await?;
+        tracing::debug!(?reason, "mcp session ended");
+        Ok(())
+    }
+
+    fn tool_list(&self) -> Vec<McpTool> {
+        self.inner.tools.iter().map(to_mcp_tool).collect()
+    }
+
+    /// Runs one call on the blocking pool, so a slow tool never stalls the protocol loop; a panic
+    /// becomes an error result.
+    async fn run_call(&self, name: String, args: Value) -> Result<CallResult, CallError> {
+        let inner = self.inner.clone();
+        let task = tokio::task::spawn_blocking(move || {
+            let vfs = inner.host.snapshot();
+            let sink = inner.host.sink();
+            let ctx = Context { vfs: &vfs, config: &inner.config };
+            inner.profile.call(&ctx, sink.as_ref(), &name, args)
+        });
+        match task.await {
+            Ok(result) => result,
+            Err(e) => {
+                let what = if e.is_panic() { "the tool panicked" } else { "the tool was cancelled" };
+                tracing::error!(error = %e, "tool call failed");
+                Ok(CallResult {
+                    text: serde_json::json!({"error": "io_error", "message": format!("internal error: {what}")})
+                        .to_string(),
+                    structured: None,
+                    is_error: true,
+                })
+            }
+        }
+    }
+
+    /// Replaces the roots with the client's. Roots are deprecated in the newest MCP revision but
+    /// are how clients speaking the earlier revisions scope a server, so tether still asks.
+    #[allow(deprecated)]
+    async fn refresh_roots(&self, peer: &rmcp::Peer<RoleServer>) {
+        let supports_roots = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
+        if !supports_roots {
+            return;
+        }
+        match peer.list_roots().await {
+            Ok(list) => {
+                let paths = roots::paths_from_roots(&list.roots);
+                if paths.is_empty() {
+                    tracing::warn!("the client sent no usable file roots; keeping the current roots");
+                    return;
+                }
+                if let Err(e) = self.inner.host.set_roots(paths.clone()) {
+                    tracing::warn!(error = %e, "the client's roots could not be used; keeping the current roots");
+                } else {
+                    tracing::info!(?paths, "workspace roots set by the client");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "roots/list failed"),
+        }
+    }
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer").field("profile", &self.inner.profile.name()).finish_non_exhaustive()
+    }
+}
+
+fn to_mcp_tool(t: &ToolInfo) -> McpTool {
+    let schema = match &t.input_schema {
+        Value::Object(o) => o.clone(),
+        _ => serde_json::Map::new(),
+    };
+    let annotations = ToolAnnotations::from_raw(
+        None,
+        Some(t.effects.read_only),
+        Some(t.effects.destructive),
+        Some(t.effects.idempotent),
+        Some(false),
+    );
+    McpTool::new(t.name, t.description, Arc::new(schema)).with_annotations(annotations)
+}
+
+fn to_mcp_result(r: CallResult) -> CallToolResult {
+    let content = vec![ContentBlock::text(r.text)];
+    let mut out = if r.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
+    out.structured_content = r.structured;
+    out
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("tether", env!("CARGO_PKG_VERSION")).with_title("tether"))
+            .with_instructions(format!(
+                "tether file tools ({} profile). Paths are absolute inside the workspace roots or relative to \
+                 the first root. When an editor runs tether, reads see its unsaved buffers and changes land \
+                 in them.",
+                self.inner.profile.name()
+            ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tool_list()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<McpTool> {
+        self.inner.tools.iter().find(|t| t.name == name).map(to_mcp_tool)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        if !self.inner.tools.iter().any(|t| t.name == name) {
+            return Err(McpError::invalid_params(format!("unknown tool: {name}"), None));
+        }
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let progress = context.meta.get_progress_token().map(|token| {
+            let peer = context.peer.clone();
+            let name = name.clone();
+            tokio::spawn(async move {
+                let mut ticks = 0u32;
+                loop {
+                    tokio::time::sleep(PROGRESS_INTERVAL).await;
+                    ticks += 1;
+                    let secs = f64::from(ticks) * PROGRESS_INTERVAL.as_secs_f64();
+                    let mut p = ProgressNotificationParam::new(token.clone(), f64::from(ticks));
+                    p.message = Some(format!("{name} running for {secs:.1} s"));
+                    if peer.notify_progress(p).await.is_err() {
+                        break;
+                    }
+                }
+            })
+        });
+        let result = tokio::select! {
+            r = self.run_call(name, args) => r,
+            () = context.ct.cancelled() => {
+                if let Some(p) = progress { p.abort(); }
+                return Err(McpError::internal_error("the request was cancelled", None));
+            }
+        };
+        if let Some(p) = progress {
+            p.abort();
+        }
+        match result {
+            Ok(r) => Ok(to_mcp_result(r).into()),
+            Err(e @ CallError::UnknownTool(_)) => Err(McpError::invalid_params(e.to_string(), None)),
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.refresh_roots(&context.peer).await;
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.refresh_roots(&context.peer).await;
+    }
+}
+
+/// Serves `tether mcp` on stdio until the client closes it.
+pub fn run_stdio(profile: Box<dyn Profile>, config: Config, workspace: Workspace) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(async move {
+        let server = McpServer::new(profile, config, Arc::new(DiskHost::new(workspace)));
+        server.serve(rmcp::transport::stdio_pipes()).await
+    })
+}

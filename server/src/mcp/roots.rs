@@ -1,0 +1,76 @@
+//! MCP roots: turning the client's `file://` URIs into directories.
+//!
+//! Roots are deprecated in the newest MCP revision, but clients of the earlier ones use them to
+//! scope a server, so tether honours them.
+#![allow(deprecated)]
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
+
+use rmcp::model::Root;
+
+/// The existing directories named by `roots`; anything that is not a `file://` URI of a
+/// directory is skipped with a warning.
+pub fn paths_from_roots(roots: &[Root]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for root in roots {
+        match file_uri_to_path(&root.uri) {
+            Some(p) if p.is_dir() => out.push(p),
+            _ => tracing::warn!(uri = %root.uri, "ignoring a root that is not a local directory"),
+        }
+    }
+    out
+}
+
+/// Decodes a `file://` URI (empty or `localhost` authority) to a path.
+pub fn file_uri_to_path(uri: &str) -> Option<PathBuf> {
+    let rest = uri.strip_prefix("file://")?;
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !rest.starts_with('/') {
+        return None;
+    }
+    let bytes = percent_decode(rest)?;
+    if bytes.contains(&0) {
+        return None;
+    }
+    Some(PathBuf::from(OsString::from_vec(bytes)))
+}
+
+fn percent_decode(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_file_uris() {
+        let table = [
+            ("file:///home/u/project", Some("/home/u/project")),
+            ("file://localhost/srv/a%20b", Some("/srv/a b")),
+            ("file:///caf%C3%A9", Some("/caf\u{e9}")),
+            ("file://host/share", None),
+            ("https://example.com/x", None),
+            ("file:///bad%2", None),
+            ("file:///nul%00", None),
+        ];
+        for (uri, want) in table {
+            assert_eq!(file_uri_to_path(uri), want.map(PathBuf::from), "{uri}");
+        }
+    }
+}
