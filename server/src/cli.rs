@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::profiles::{self, Profile};
 use crate::sink::DiskSink;
-use crate::tools::{Config, Context};
+use crate::tools::{Cancel, Config, Context};
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
 
@@ -161,7 +161,7 @@ fn call(args: CallArgs) -> ExitCode {
         Err(e) => return fail(e.message()),
     };
     let vfs = Vfs::disk(Arc::new(ws));
-    let ctx = Context { vfs: &vfs, config: &config };
+    let ctx = Context { vfs: &vfs, config: &config, cancel: &Cancel::default() };
     match profile.call(&ctx, &DiskSink, &args.tool, json) {
         Ok(result) => {
             print(&result.text);

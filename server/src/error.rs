@@ -43,11 +43,13 @@ pub enum ErrorKind {
     OutputLimit,
     /// A command is not allowed to run.
     CommandNotAllowed,
+    /// The caller cancelled the call.
+    Cancelled,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ErrorKind; 16] = [
+    pub const ALL: [ErrorKind; 17] = [
         ErrorKind::NotFound,
         ErrorKind::NotAFile,
         ErrorKind::NotADirectory,
@@ -64,6 +66,7 @@ impl ErrorKind {
         ErrorKind::Timeout,
         ErrorKind::OutputLimit,
         ErrorKind::CommandNotAllowed,
+        ErrorKind::Cancelled,
     ];
 
     /// The snake_case name used on the wire by the `standard` profile.
@@ -85,6 +88,7 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::OutputLimit => "output_limit",
             ErrorKind::CommandNotAllowed => "command_not_allowed",
+            ErrorKind::Cancelled => "cancelled",
         }
     }
 }

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::profiles::{CallError, CallResult, Profile, ToolInfo};
 use crate::sink::{DiskSink, Sink};
-use crate::tools::{Config, Context};
+use crate::tools::{Cancel, Config, Context};
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
 
@@ -111,12 +111,12 @@ impl McpServer {
 
     /// Runs one call on the blocking pool, so a slow tool never stalls the protocol loop; a panic
     /// becomes an error result.
-    async fn run_call(&self, name: String, args: Value) -> Result<CallResult, CallError> {
+    async fn run_call(&self, name: String, args: Value, cancel: Cancel) -> Result<CallResult, CallError> {
         let inner = self.inner.clone();
         let task = tokio::task::spawn_blocking(move || {
             let vfs = inner.host.snapshot();
             let sink = inner.host.sink();
-            let ctx = Context { vfs: &vfs, config: &inner.config };
+            let ctx = Context { vfs: &vfs, config: &inner.config, cancel: &cancel };
             inner.profile.call(&ctx, sink.as_ref(), &name, args)
         });
         match task.await {
@@ -239,9 +239,13 @@ impl ServerHandler for McpServer {
                 }
             })
         });
+        let cancel = Cancel::default();
         let result = tokio::select! {
-            r = self.run_call(name, args) => r,
+            r = self.run_call(name, args, cancel.clone()) => r,
             () = context.ct.cancelled() => {
+                // Tell the tool to stop (a running command is killed); the client expects no
+                // answer to a cancelled request.
+                cancel.cancel();
                 if let Some(p) = progress { p.abort(); }
                 return Err(McpError::internal_error("the request was cancelled", None));
             }

@@ -23,6 +23,9 @@ pub mod run;
 pub mod stat;
 pub mod write_file;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -48,13 +51,41 @@ impl Default for Config {
     }
 }
 
-/// What a tool call sees: the read view and the run's configuration.
+/// What a tool call sees: the read view, the run's configuration, and its cancellation signal.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {
     /// The read view (buffers over disk) of this call.
     pub vfs: &'a Vfs,
     /// Limits and switches.
     pub config: &'a Config,
+    /// Set when the caller gives up on the call; long tools poll it and stop early.
+    pub cancel: &'a Cancel,
+}
+
+/// A cancellation signal for one tool call, shared between the frontend (which sets it) and the
+/// tool (which polls it).
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// Asks the call to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the call was asked to stop.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Fails with `cancelled` once the call was asked to stop.
+    pub fn check(&self) -> Result<()> {
+        if self.is_cancelled() {
+            Err(Error::new(crate::error::ErrorKind::Cancelled, "the call was cancelled"))
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// A successful tool result.

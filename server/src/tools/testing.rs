@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Config, Context, Output};
+use super::{Cancel, Config, Context, Output};
 use crate::error::ErrorKind;
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
@@ -67,7 +67,7 @@ impl Fixture {
     /// Calls the core tool `name` with `args`, returning its text or its error kind and message.
     pub fn call(&self, name: &str, args: Value) -> Result<String, (ErrorKind, String)> {
         let tool = super::find(name).expect("tool exists");
-        let ctx = Context { vfs: &self.vfs, config: &self.config };
+        let ctx = Context { vfs: &self.vfs, config: &self.config, cancel: &Cancel::default() };
         (tool.run)(&ctx, args).map(|o| o.text()).map_err(|e| (e.kind(), e.message().to_owned()))
     }
 
@@ -75,7 +75,7 @@ impl Fixture {
     #[allow(dead_code)] // Used by the tools with JSON results.
     pub fn call_json(&self, name: &str, args: Value) -> Result<Value, (ErrorKind, String)> {
         let tool = super::find(name).expect("tool exists");
-        let ctx = Context { vfs: &self.vfs, config: &self.config };
+        let ctx = Context { vfs: &self.vfs, config: &self.config, cancel: &Cancel::default() };
         match (tool.run)(&ctx, args) {
             Ok(Output::Json(v)) => Ok(v),
             Ok(other) => panic!("expected JSON, got {other:?}"),
