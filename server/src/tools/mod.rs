@@ -158,8 +158,27 @@ impl std::fmt::Debug for Tool {
 }
 
 /// Every core tool, in the order they are listed.
-pub const ALL: &[Tool] =
-    &[read_file::TOOL, read_files::TOOL, list_dir::TOOL, glob::TOOL, grep::TOOL, stat::TOOL, overview::TOOL];
+#[rustfmt::skip] // One tool per line, so that adding a tool is a one-line change.
+pub const ALL: &[Tool] = &[
+    read_file::TOOL,
+    read_files::TOOL,
+    list_dir::TOOL,
+    glob::TOOL,
+    grep::TOOL,
+    stat::TOOL,
+    overview::TOOL,
+    write_file::TOOL,
+    edit_file::TOOL,
+    multi_edit::TOOL,
+    replace::TOOL,
+    insert::TOOL,
+    append::TOOL,
+    apply_patch::TOOL,
+    r#move::TOOL,
+    delete::TOOL,
+    mkdir::TOOL,
+    run::TOOL,
+];
 
 /// The core tool named `name`.
 pub fn find(name: &str) -> Option<&'static Tool> {

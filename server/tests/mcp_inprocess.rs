@@ -1,0 +1,151 @@
+//! The MCP server in-process: an rmcp client talks to `McpServer` over `tokio::io::duplex`.
+
+use std::fs;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ProgressNotificationParam};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
+use serde_json::{json, Map, Value};
+use tether::mcp::{DiskHost, McpServer};
+use tether::profiles;
+use tether::tools::Config;
+use tether::workspace::Workspace;
+
+/// A client that records progress notifications.
+#[derive(Clone, Default)]
+struct Recorder {
+    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+}
+
+impl ClientHandler for Recorder {
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.progress.lock().expect("lock").push(params);
+    }
+}
+
+struct Session {
+    client: RunningService<RoleClient, Recorder>,
+    recorder: Recorder,
+    dir: tempfile::TempDir,
+}
+
+async fn start(config: Config) -> Session {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::write(dir.path().join("a.txt"), "alpha\nbeta\n").expect("write");
+    fs::create_dir(dir.path().join("sub")).expect("mkdir");
+    fs::write(dir.path().join("sub/b.rs"), "fn beta() {}\n").expect("write");
+    let ws = Workspace::new([dir.path()]).expect("workspace");
+    let profile = profiles::by_name("standard").expect("profile");
+    let server = McpServer::new(profile, config, Arc::new(DiskHost::new(ws)));
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move { server.serve(server_io).await });
+    let recorder = Recorder::default();
+    let client = recorder.clone().serve(client_io).await.expect("initialize");
+    Session { client, recorder, dir }
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => panic!("arguments must be an object"),
+    }
+}
+
+fn text(r: &CallToolResult) -> String {
+    r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect()
+}
+
+async fn call(s: &Session, name: &str, a: Value) -> CallToolResult {
+    s.client.call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args(a))).await.expect("call")
+}
+
+#[tokio::test]
+async fn initialize_advertises_tools() {
+    let s = start(Config::default()).await;
+    let info = s.client.peer_info().expect("server info");
+    assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("tether"));
+    assert!(info.capabilities.tools.is_some());
+    assert!(info.instructions.as_deref().is_some_and(|i| i.contains("standard")));
+}
+
+#[tokio::test]
+async fn tool_list_per_mode() {
+    let s = start(Config::default()).await;
+    let all: Vec<String> = s.client.list_all_tools().await.expect("list").into_iter().map(|t| t.name.into()).collect();
+    assert!(all.contains(&"write_file".to_owned()) && all.contains(&"read_file".to_owned()), "{all:?}");
+    let ro = start(Config { read_only: true, ..Config::default() }).await;
+    let tools = ro.client.list_all_tools().await.expect("list");
+    assert!(!tools.is_empty());
+    for t in &tools {
+        let a = t.annotations.as_ref().expect("annotations");
+        assert_eq!(a.read_only_hint, Some(true), "{} listed in read-only mode", t.name);
+    }
+    assert!(tools.len() < all.len());
+}
+
+#[tokio::test]
+async fn results_and_errors() {
+    let s = start(Config::default()).await;
+    let r = call(&s, "read_file", json!({"path": "a.txt"})).await;
+    assert_eq!(r.is_error, Some(false));
+    assert_eq!(text(&r), "     1\talpha\n     2\tbeta");
+
+    // A tool failure is an isError result carrying the standard error object.
+    let r = call(&s, "read_file", json!({"path": "../etc/passwd"})).await;
+    assert_eq!(r.is_error, Some(true));
+    let err: Value = serde_json::from_str(&text(&r)).expect("error object");
+    assert_eq!(err["error"], "path_escape");
+    let r = call(&s, "read_file", json!({"path": "a.txt", "offset": "x"})).await;
+    assert_eq!(serde_json::from_str::<Value>(&text(&r)).expect("json")["error"], "invalid_input");
+
+    // An unknown tool is a JSON-RPC error, and the server keeps serving.
+    let e = s.client.call_tool(CallToolRequestParams::new("no_such_tool")).await.expect_err("unknown tool");
+    assert!(e.to_string().contains("unknown tool"), "{e}");
+    let r = call(&s, "read_file", json!({"path": "a.txt"})).await;
+    assert_eq!(r.is_error, Some(false));
+}
+
+#[tokio::test]
+async fn read_only_refuses_write_tools() {
+    let s = start(Config { read_only: true, ..Config::default() }).await;
+    let e = s
+        .client
+        .call_tool(CallToolRequestParams::new("write_file").with_arguments(args(json!({"path": "x", "content": "y"}))))
+        .await
+        .expect_err("write tool is not served read-only");
+    assert!(e.to_string().contains("unknown tool"), "{e}");
+    assert!(!s.dir.path().join("x").exists());
+}
+
+#[tokio::test]
+async fn progress_is_reported_for_long_calls() {
+    let s = start(Config::default()).await;
+    let r = call(&s, "run", json!({"command": "sleep 1.2; echo done"})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let progress = s.recorder.progress.lock().expect("lock").clone();
+    assert!(progress.len() >= 2, "expected progress notifications, got {progress:?}");
+    assert!(progress.windows(2).all(|w| w[0].progress < w[1].progress), "progress must increase");
+}
+
+#[tokio::test]
+async fn cancellation_stops_the_tool() {
+    let s = start(Config::default()).await;
+    let marker = s.dir.path().join("finished");
+    let command = format!("sleep 1; touch {}", marker.display());
+    let params = CallToolRequestParams::new("run").with_arguments(args(json!({"command": command})));
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle =
+        s.client.send_cancellable_request(request, PeerRequestOptions::no_options()).await.expect("send request");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    handle.cancel(Some("test".into())).await.expect("cancel");
+    // The command's process group is killed, so the marker never appears.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!marker.exists(), "the cancelled command ran to completion");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // And the server still answers.
+    let r = call(&s, "read_file", json!({"path": "a.txt"})).await;
+    assert_eq!(r.is_error, Some(false));
+}
