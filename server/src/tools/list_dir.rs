@@ -1,6 +1,6 @@
 //! `list_dir`: a directory's entries, one per line, optionally a few levels deep.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -17,6 +17,9 @@ pub const DEFAULT_DEPTH: i64 = 1;
 pub const MAX_DEPTH: i64 = 10;
 /// The most entries one listing shows.
 pub const MAX_ENTRIES: usize = 2000;
+
+/// A directory's entries as [`Vfs::read_dir`] gives them: name, real path, kind.
+type Entries = Vec<(String, PathBuf, EntryKind)>;
 
 /// Arguments of `list_dir`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -93,7 +96,7 @@ pub fn list_dir(ctx: &Context<'_>, args: ListDirArgs) -> Result<String> {
 
 /// The entries of the directory `dir`, with a `not_a_directory` error that says what to use
 /// instead when it is a file.
-fn read_dir_checked(vfs: &Vfs, dir: &SandboxPath) -> Result<Vec<(String, std::path::PathBuf, EntryKind)>> {
+fn read_dir_checked(vfs: &Vfs, dir: &SandboxPath) -> Result<Entries> {
     let meta = vfs.metadata(dir)?;
     if meta.kind != EntryKind::Dir {
         return Err(Error::new(
@@ -119,7 +122,7 @@ struct Lister<'a> {
 impl Lister<'_> {
     /// Appends `entries` (of a directory at `level`, 1 for the listed one) under `prefix`,
     /// descending into subdirectories while `level` is below the depth.
-    fn list(&mut self, entries: Vec<(String, std::path::PathBuf, EntryKind)>, prefix: &str, level: usize) {
+    fn list(&mut self, entries: Entries, prefix: &str, level: usize) {
         for (name, real, kind) in entries {
             if !self.hidden && name.starts_with('.') {
                 self.skipped_hidden += 1;
@@ -166,7 +169,7 @@ impl Lister<'_> {
 
     /// The entries of a subdirectory found by a listing, through the sandbox again (the entry
     /// may have changed since it was listed). On failure, the reason to show.
-    fn subdir(&self, real: &Path) -> std::result::Result<Vec<(String, std::path::PathBuf, EntryKind)>, String> {
+    fn subdir(&self, real: &Path) -> std::result::Result<Entries, String> {
         let given = real.to_str().ok_or_else(|| "its name is not valid UTF-8".to_owned())?;
         let dir = self.vfs.resolve(given).map_err(|e| reason(&e, given))?;
         self.vfs.read_dir(&dir).map_err(|e| reason(&e, given))

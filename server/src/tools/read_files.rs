@@ -161,6 +161,9 @@ bee
                  workspace, absolute or relative to ROOT",
             ),
         ];
+        let _sock = std::os::unix::net::UnixListener::bind(f.dir.path().join("sock")).expect("bind");
+        let sock = f.call("read_files", json!({"paths": ["sock"]})).expect("read");
+        assert_eq!(sock, "==> sock <==\nerror: not_a_file: sock: is not a regular file");
         let root = f.vfs.workspace().roots()[0].display().to_string();
         for (args, want) in table {
             assert_eq!(f.call("read_files", args.clone()).expect("read"), want.replace("ROOT", &root), "{args}");

@@ -1,5 +1,7 @@
 //! `stat`: what a path is, as JSON: kind, size, times, mode, and the text's shape for a file.
 
+use std::time::SystemTime;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -63,7 +65,10 @@ pub fn stat(ctx: &Context<'_>, args: StatArgs) -> Result<Value> {
     }
     match meta.kind {
         EntryKind::Dir => {
-            out.insert("entries".into(), json!(ctx.vfs.read_dir(&path)?.len()));
+            // An unreadable directory is still described; only its entry count is unknown.
+            if let Ok(entries) = ctx.vfs.read_dir(&path) {
+                out.insert("entries".into(), json!(entries.len()));
+            }
         }
         EntryKind::File => file_fields(ctx, &path, &meta, &mut out),
         EntryKind::Symlink | EntryKind::Other => {}
@@ -82,12 +87,22 @@ fn common(out: &mut Map<String, Value>, meta: &Metadata) {
     out.insert("type".into(), json!(kind));
     out.insert("size".into(), json!(meta.len));
     // A buffer never saved has neither; the fields are left out rather than invented.
-    if let Some(t) = meta.modified {
-        out.insert("modified".into(), json!(humantime::format_rfc3339_seconds(t).to_string()));
+    if let Some(t) = meta.modified.and_then(rfc3339) {
+        out.insert("modified".into(), json!(t));
     }
     if let Some(mode) = meta.mode {
         out.insert("permissions".into(), json!(format!("{mode:04o}")));
     }
+}
+
+/// `t` in RFC 3339, UTC, to the second; `None` for a time humantime cannot show (before 1970 or
+/// after 9999), which it would otherwise panic on.
+fn rfc3339(t: SystemTime) -> Option<String> {
+    use std::fmt::Write as _;
+    t.duration_since(SystemTime::UNIX_EPOCH).ok()?;
+    let mut s = String::new();
+    write!(s, "{}", humantime::format_rfc3339_seconds(t)).ok()?;
+    Some(s)
 }
 
 /// The buffer state and the text's shape of the file `path`.
@@ -208,6 +223,11 @@ mod tests {
         }
         let lf = f.call_json("stat", json!({"path": "lf.txt"})).expect("stat");
         assert_eq!(lf["permissions"], "0640");
+        // A socket is described without being opened.
+        let _sock = std::os::unix::net::UnixListener::bind(f.dir.path().join("sock")).expect("bind");
+        let sock = stable(f.call_json("stat", json!({"path": "sock"})).expect("stat"));
+        assert_eq!(sock.get("type"), Some(&json!("other")), "{sock}");
+        assert!(sock.get("open").is_none() && sock.get("binary").is_none(), "{sock}");
         let dir = stable(f.call_json("stat", json!({"path": "dir"})).expect("stat"));
         assert_eq!(dir["type"], "directory");
         assert_eq!(dir["entries"], 2);
@@ -287,6 +307,28 @@ mod tests {
             "file is over the 10-byte limit for reading it whole; lines and encoding not computed"
         );
         assert!(got.get("lines").is_none() && got.get("binary").is_none(), "{got}");
+    }
+
+    #[test]
+    fn times_out_of_range_are_left_out() {
+        let f = fixture("//- old.txt\nx\n//- now.txt\nz\n");
+        let epoch = std::time::SystemTime::UNIX_EPOCH;
+        let set = |name: &str, t| {
+            let file = std::fs::File::options().write(true).open(f.dir.path().join(name)).expect("open");
+            file.set_modified(t).expect("set mtime");
+        };
+        set("old.txt", epoch - std::time::Duration::from_secs(10 * 365 * 86_400));
+        set("now.txt", epoch + std::time::Duration::from_secs(1_700_000_000));
+        let table = [("old.txt", None), ("now.txt", Some("2023-11-14T22:13:20Z"))];
+        for (path, want) in table {
+            let got = f.call_json("stat", json!({"path": path})).expect("stat");
+            assert_eq!(got.get("modified").and_then(|m| m.as_str()), want, "{path}");
+            assert_eq!(got["lines"], 1, "{path}");
+        }
+        // Disks clamp times far in the future, so past year 9999 is checked on the formatter.
+        let far = epoch + std::time::Duration::from_secs(253_402_300_800 + 86_400);
+        assert_eq!(super::rfc3339(far), None);
+        assert_eq!(super::rfc3339(epoch).as_deref(), Some("1970-01-01T00:00:00Z"));
     }
 
     #[test]
