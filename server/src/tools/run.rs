@@ -46,9 +46,9 @@ pub struct RunArgs {
 /// The tool.
 pub const TOOL: Tool = Tool {
     name: "run",
-    description: "Run a shell command (`/bin/sh -c`) in a workspace directory and return \
-`exit_code`, `stdout`, `stderr`, `signal` (the signal name, like \"SIGKILL\", when a signal ended \
-it), `timed_out` and `duration_ms`. Use it for builds, tests, git and other programs; to read, \
+    description: "Run a shell command (`/bin/sh -c`) in a workspace directory and return its exit \
+code and output. The result has `exit_code`, `stdout`, `stderr`, `signal` (the signal name, like \
+\"SIGKILL\", when a signal ended the command), `timed_out` and `duration_ms`. Use it for builds, tests, git and other programs; to read, \
 search or change files prefer the file tools, which see unsaved editor buffers while a command \
 only sees the disk. A non-zero exit code is a normal result, not an error. The command runs in \
 `cwd` (default: the first workspace root) with stdin closed, so a command that asks for input \
