@@ -2,11 +2,13 @@
 //!
 //! The crate is layered (see `ARCHITECTURE.md`): [`text`] and [`workspace`] are plain values,
 //! [`vfs`] is the read view, [`tools`] are pure operations over it, [`profiles`] give them their
-//! names and formats, and the frontends ([`cli`]) speak to the outside world.
+//! names and formats, and the frontends ([`cli`]) speak to the outside world. [`exec`] runs shell
+//! commands for the `run` tool, the one tool with effects outside the read view.
 
 pub mod cli;
 pub mod edit;
 pub mod error;
+pub mod exec;
 pub mod mcp;
 pub mod profiles;
 pub mod sink;

@@ -78,6 +78,11 @@ impl Cancel {
         self.0.load(Ordering::Relaxed)
     }
 
+    /// The underlying flag, for code that polls an `AtomicBool` (such as `exec::run`).
+    pub fn flag(&self) -> &AtomicBool {
+        &self.0
+    }
+
     /// Fails with `cancelled` once the call was asked to stop.
     pub fn check(&self) -> Result<()> {
         if self.is_cancelled() {

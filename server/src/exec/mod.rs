@@ -1,0 +1,336 @@
+//! Running a shell command to completion: its own process group, a time limit, bounded output,
+//! cancellation, and nothing left behind.
+//!
+//! This is the one place tether starts processes. A command runs as `/bin/sh -c COMMAND` in a
+//! new process group (so that it and everything it starts can be signalled at once), with stdin
+//! closed (a prompt fails instead of hanging) and the server's environment (with `PWD` set to the
+//! working directory).
+//!
+//! One thread watches the command: it polls stdout and stderr together (so neither pipe can fill
+//! up and stall the command), and between reads checks for the shell's exit, the deadline and the
+//! cancel flag. Reading with `poll` rather than one thread per pipe means a pipe held open by a
+//! process that escaped the group (`setsid`) cannot leave a reader thread behind: the pipes are
+//! simply dropped.
+//!
+//! Nothing outlives a run. When the shell exits, output still in flight gets a short drain
+//! window; then any process left in the group (a background job) is terminated: `SIGTERM` (and
+//! `SIGCONT`, so that stopped processes see it), and `SIGKILL` after a grace period. A timeout
+//! or a cancellation does the same at once. A process that leaves the group on purpose
+//! (`setsid`, `nohup setsid`) is the way to start something that must keep running.
+
+mod capture;
+mod group;
+
+use std::fs::File;
+use std::io::{self, Read as _};
+use std::os::fd::OwnedFd;
+use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal};
+
+pub use capture::{Captured, SpillTo};
+pub use group::signal_name;
+use group::{group_alive, signal_group};
+
+/// How long a command may run when the caller does not say.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a process group has to exit after `SIGTERM` before it gets `SIGKILL`.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+/// How long output may keep arriving after the shell exits (from background processes that
+/// still hold its pipes) before they are terminated.
+pub const DEFAULT_DRAIN: Duration = Duration::from_millis(200);
+/// Bytes of each stream kept in memory and returned.
+pub const DEFAULT_CAPTURE_BYTES: usize = 512 * 1024;
+/// The most bytes one spill file holds.
+pub const DEFAULT_SPILL_MAX_BYTES: u64 = 64 * 1024 * 1024;
+/// How many spill files a spill folder keeps.
+pub const DEFAULT_SPILL_KEEP_FILES: usize = 32;
+
+/// How long to wait for the group to vanish after `SIGKILL`: it is immediate, but a process in
+/// uninterruptible sleep (a hung network file system) must not hang the caller.
+const KILL_WAIT: Duration = Duration::from_millis(500);
+/// The longest stretch between checks of the shell, the deadline and the cancel flag.
+const TICK: Duration = Duration::from_millis(10);
+/// Bytes read from a pipe at once.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// What to run and within which limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spec {
+    /// The shell command line.
+    pub command: String,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// When the command is killed.
+    pub timeout: Duration,
+    /// Time between `SIGTERM` and `SIGKILL`.
+    pub grace: Duration,
+    /// Time output may keep arriving after the shell exits.
+    pub drain: Duration,
+    /// Bytes of each stream kept in memory.
+    pub capture_bytes: usize,
+    /// Where output beyond `capture_bytes` is saved, if anywhere.
+    pub spill: Option<SpillTo>,
+}
+
+impl Spec {
+    /// `command` in `cwd` with the default limits and no spill folder.
+    pub fn new(command: impl Into<String>, cwd: impl Into<PathBuf>) -> Spec {
+        Spec {
+            command: command.into(),
+            cwd: cwd.into(),
+            timeout: DEFAULT_TIMEOUT,
+            grace: DEFAULT_GRACE,
+            drain: DEFAULT_DRAIN,
+            capture_bytes: DEFAULT_CAPTURE_BYTES,
+            spill: None,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The shell's exit code; `None` when a signal ended it.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the shell, if one did (see [`signal_name`]).
+    pub signal: Option<i32>,
+    /// The command ran past its time limit and was killed.
+    pub timed_out: bool,
+    /// The caller cancelled the command and it was killed.
+    pub cancelled: bool,
+    /// Processes were still running in the group after the shell exited, and were killed.
+    pub background_killed: bool,
+    /// From start to the end of the last process.
+    pub duration: Duration,
+    /// What the command wrote to stdout.
+    pub stdout: Captured,
+    /// What the command wrote to stderr.
+    pub stderr: Captured,
+}
+
+/// Runs `spec` to completion. Setting `cancel` stops the command as a timeout does (it is
+/// checked every few milliseconds); a caller with nothing to cancel passes a fresh `false`.
+/// Fails only when the shell cannot be started (or the OS refuses to wait for it).
+pub fn run(spec: &Spec, cancel: &AtomicBool) -> io::Result<Outcome> {
+    let started = Instant::now();
+    let mut child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(&spec.command)
+        .current_dir(&spec.cwd)
+        .env("PWD", &spec.cwd)
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let pgid = Pid::from_child(&child);
+    let mut run = Running {
+        pgid,
+        streams: Streams::new(&mut child, spec),
+        child,
+        status: None,
+        name: format!("{}-{}", timestamp(SystemTime::now()), pgid.as_raw_nonzero()),
+    };
+    let result = run.supervise(spec, cancel, started + spec.timeout);
+    if result.is_err() && run.status.is_none() {
+        // Waiting failed: do not leave the command running unsupervised.
+        signal_group(pgid, Signal::KILL);
+        let _ = run.child.wait();
+    }
+    let (stopped, background_killed) = result?;
+    let status = match run.status {
+        Some(status) => status,
+        None => run.child.wait()?,
+    };
+    // The group is gone; its pipes close now unless a process that left it holds them.
+    run.streams.drain(&run.name, Instant::now() + spec.drain);
+    let [stdout, stderr] = run.streams.captures.map(capture::Capture::finish);
+    Ok(Outcome {
+        exit_code: status.code(),
+        signal: status.signal(),
+        timed_out: stopped == Some(Stop::TimedOut),
+        cancelled: stopped == Some(Stop::Cancelled),
+        background_killed,
+        duration: started.elapsed(),
+        stdout,
+        stderr,
+    })
+}
+
+/// Why a command was stopped before its shell exited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    TimedOut,
+    Cancelled,
+}
+
+/// A started command and what has been seen of it.
+struct Running {
+    pgid: Pid,
+    child: Child,
+    streams: Streams,
+    /// The shell's status, once it has been reaped.
+    status: Option<ExitStatus>,
+    /// The name prefix of spill files: a timestamp and the process group.
+    name: String,
+}
+
+impl Running {
+    /// Watches the command until the shell exits or it must be stopped, then makes sure the
+    /// whole group is gone. Returns why it was stopped and whether background processes were.
+    fn supervise(&mut self, spec: &Spec, cancel: &AtomicBool, deadline: Instant) -> io::Result<(Option<Stop>, bool)> {
+        let stopped = loop {
+            if let Some(status) = self.child.try_wait()? {
+                self.status = Some(status);
+                break None;
+            }
+            if cancel.load(Ordering::Relaxed) {
+                break Some(Stop::Cancelled);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break Some(Stop::TimedOut);
+            }
+            self.streams.pump(&self.name, (deadline - now).min(TICK))?;
+        };
+        let mut background = false;
+        if stopped.is_none() {
+            self.streams.drain(&self.name, Instant::now() + spec.drain);
+            background = group_alive(self.pgid);
+        }
+        if stopped.is_some() || background {
+            self.terminate(spec.grace)?;
+        }
+        Ok((stopped, background))
+    }
+
+    /// Terminates the group: `SIGTERM`, then `SIGKILL` if anything is left after `grace`.
+    fn terminate(&mut self, grace: Duration) -> io::Result<()> {
+        signal_group(self.pgid, Signal::TERM);
+        signal_group(self.pgid, Signal::CONT);
+        if self.wait_for_group(Instant::now() + grace)? {
+            return Ok(());
+        }
+        signal_group(self.pgid, Signal::KILL);
+        self.wait_for_group(Instant::now() + KILL_WAIT)?;
+        Ok(())
+    }
+
+    /// Reaps the shell and waits for the rest of the group to exit, reading output meanwhile
+    /// (a process blocked on a full pipe could not exit). Returns whether the group is gone.
+    fn wait_for_group(&mut self, until: Instant) -> io::Result<bool> {
+        loop {
+            if self.status.is_none() {
+                self.status = self.child.try_wait()?;
+            }
+            // Once the shell is reaped its pid could in theory be reused, but not as a process
+            // group id while any member of this group is left, so the check stays about us.
+            if self.status.is_some() && !group_alive(self.pgid) {
+                return Ok(true);
+            }
+            let now = Instant::now();
+            if now >= until {
+                return Ok(false);
+            }
+            self.streams.pump(&self.name, (until - now).min(TICK))?;
+        }
+    }
+}
+
+/// The command's stdout and stderr: pipes still open, and what they produced.
+struct Streams {
+    pipes: [Option<File>; 2],
+    captures: [capture::Capture; 2],
+    buf: Vec<u8>,
+}
+
+impl Streams {
+    fn new(child: &mut Child, spec: &Spec) -> Streams {
+        let out = child.stdout.take().map(|p| File::from(OwnedFd::from(p)));
+        let err = child.stderr.take().map(|p| File::from(OwnedFd::from(p)));
+        Streams {
+            pipes: [out, err],
+            captures: [
+                capture::Capture::new("stdout", spec.capture_bytes, spec.spill.clone()),
+                capture::Capture::new("stderr", spec.capture_bytes, spec.spill.clone()),
+            ],
+            buf: vec![0; READ_CHUNK],
+        }
+    }
+
+    /// Waits up to `wait` for output and reads what is there. A pipe that reached its end (or
+    /// failed) is closed. With no pipe open, this just waits.
+    fn pump(&mut self, name: &str, wait: Duration) -> io::Result<()> {
+        let timeout = Timespec::try_from(wait).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let mut ready = [false; 2];
+        {
+            let mut fds = Vec::with_capacity(2);
+            let mut which = Vec::with_capacity(2);
+            for (i, pipe) in self.pipes.iter().enumerate() {
+                if let Some(pipe) = pipe {
+                    fds.push(PollFd::new(pipe, PollFlags::IN));
+                    which.push(i);
+                }
+            }
+            match poll(&mut fds, Some(&timeout)) {
+                Ok(_) => {}
+                Err(Errno::INTR) => return Ok(()),
+                Err(e) => return Err(e.into()),
+            }
+            for (fd, i) in fds.iter().zip(which) {
+                ready[i] = !fd.revents().is_empty();
+            }
+        }
+        for (i, ready) in ready.into_iter().enumerate() {
+            let Some(pipe) = self.pipes[i].as_mut().filter(|_| ready) else { continue };
+            // `poll` said the pipe is readable (or closed), so this read does not block.
+            match pipe.read(&mut self.buf) {
+                Ok(0) => self.pipes[i] = None,
+                Ok(n) => self.captures[i].push(&self.buf[..n], name),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    tracing::warn!("reading command output: {e}");
+                    self.pipes[i] = None;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads until both pipes are closed or `until` passes, whichever is first.
+    fn drain(&mut self, name: &str, until: Instant) {
+        while self.pipes.iter().any(Option::is_some) {
+            let now = Instant::now();
+            if now >= until {
+                return;
+            }
+            if self.pump(name, (until - now).min(TICK)).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// A UTC timestamp for file names that sorts as time does: `20261122T075544Z`.
+fn timestamp(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string().replace(['-', ':'], "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_sort_as_time() {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_420_544);
+        assert_eq!(timestamp(t), "20261123T075544Z");
+        assert!(timestamp(t) < timestamp(t + Duration::from_secs(1)));
+    }
+}

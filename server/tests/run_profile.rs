@@ -1,0 +1,47 @@
+//! The `run` tool as the `standard` profile serves it: listed and callable normally, hidden and
+//! refused in read-only mode, and reachable from `tether call`.
+
+use std::process::Command;
+use std::sync::Arc;
+
+use serde_json::json;
+use tether::profiles::{CallError, Profile, Standard};
+use tether::sink::DiskSink;
+use tether::tools::{Cancel, Config, Context};
+use tether::vfs::Vfs;
+use tether::workspace::Workspace;
+
+#[test]
+fn served_unless_read_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vfs = Vfs::disk(Arc::new(Workspace::new([dir.path()]).expect("workspace")));
+    for read_only in [false, true] {
+        let config = Config { read_only, ..Config::default() };
+        let listed = Standard.tools(&config).iter().any(|t| t.name == "run");
+        assert_eq!(listed, !read_only, "read_only={read_only}");
+        let ctx = Context { vfs: &vfs, config: &config, cancel: &Cancel::default() };
+        let result = Standard.call(&ctx, &DiskSink, "run", json!({"command": "echo hi > marker"}));
+        match result {
+            Ok(r) => {
+                assert!(!read_only && !r.is_error, "{r:?}");
+                assert_eq!(r.structured.expect("structured")["exit_code"], 0);
+            }
+            Err(e) => assert!(read_only && e == CallError::UnknownTool("run".into()), "{e}"),
+        }
+        assert_eq!(dir.path().join("marker").exists(), !read_only, "read_only={read_only}");
+        let _ = std::fs::remove_file(dir.path().join("marker"));
+    }
+}
+
+#[test]
+fn tether_call_runs_a_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["call", "run", r#"{"command": "echo out; echo err >&2; exit 4"}"#, "--root"])
+        .arg(dir.path())
+        .output()
+        .expect("tether call");
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON result");
+    assert_eq!((&v["exit_code"], &v["stdout"], &v["stderr"]), (&json!(4), &json!("out\n"), &json!("err\n")), "{v}");
+}
