@@ -360,3 +360,33 @@ fn no_truncation_or_dropped_line_panics() {
         }
     }
 }
+
+#[test]
+fn many_fuzzy_hunks_on_a_large_file() {
+    // The slow case: 20,000 lines of near-identical code and 40 hunks whose context lost its
+    // indentation, each stated 5 lines early. Every hunk fails the exact and trailing-whitespace
+    // levels over the rest of the file before matching near its line at the third. The time is
+    // printed for `cargo test --release ... -- --nocapture`.
+    use std::fmt::Write as _;
+    let n = 20_000;
+    let line = |i: usize| format!("    let value_{} = compute({i});", i % 50);
+    let base: String = (0..n).map(|i| line(i) + "\n").collect();
+    let mut patch = String::from("--- a/f\n+++ b/f\n");
+    for h in 0..40 {
+        let i = h * 487 + 10;
+        let _ = writeln!(patch, "@@ -{} +{} @@", i - 7, i - 7);
+        for j in i - 3..i {
+            let _ = writeln!(patch, " {}", line(j).trim());
+        }
+        let _ = writeln!(patch, "-{}\n+{}", line(i).trim(), line(i).replace("value", "changed"));
+        for j in i + 1..i + 4 {
+            let _ = writeln!(patch, " {}", line(j).trim());
+        }
+    }
+    let started = std::time::Instant::now();
+    let got = apply(&base, &patch).expect("applies");
+    eprintln!("40 fuzzy hunks on {} bytes: {:?}", base.len(), started.elapsed());
+    assert_eq!(got.matches("changed_").count(), 40);
+    assert_eq!(got.lines().count(), n);
+    assert!(got.contains(&format!("{}\n", line(497).replace("value", "changed"))));
+}
