@@ -129,21 +129,7 @@ fn resolve_all(ctx: &Context<'_>, files: &[FilePatch]) -> Result<Vec<Vec<Sandbox
 fn plan_file(ctx: &Context<'_>, file: &FilePatch, paths: &[SandboxPath], plan: &mut EditPlan) -> Result<Status> {
     let path = &paths[0];
     match &file.change {
-        FileChange::Add { .. } => {
-            if ctx.vfs.exists(path) {
-                return Err(Error::new(
-                    ErrorKind::PatchFailed,
-                    format!(
-                        "{path}: the patch creates this file, but it already exists; update it with hunks \
-                         against its current text instead"
-                    ),
-                )
-                .with_path(path.given()));
-            }
-            let text = apply_hunks("", &file.hunks).map_err(|f| failed(path, &f))?;
-            plan.ops.push(FileOp::Create { path: path.clone(), text, overwrite: false });
-            Ok(Status::Added(path.given().to_owned()))
-        }
+        FileChange::Add { .. } => create(ctx, file, path, plan),
         FileChange::Delete { .. } => {
             let meta = ctx.vfs.metadata(path)?;
             if meta.kind == EntryKind::Dir {
@@ -174,6 +160,22 @@ fn plan_file(ctx: &Context<'_>, file: &FilePatch, paths: &[SandboxPath], plan: &
             Ok(Status::Deleted(path.given().to_owned()))
         }
         FileChange::Update { .. } => {
+            if !ctx.vfs.exists(path) {
+                // Models often write a new file as `--- a/x` / `+++ b/x` with one `@@ -0,0 +1,n @@`
+                // hunk: nothing but added lines against a missing file can only mean a creation.
+                let only_added = file.hunks.iter().all(|h| h.old_lines().next().is_none());
+                if paths.len() == 1 && !file.hunks.is_empty() && only_added {
+                    return create(ctx, file, path, plan);
+                }
+                return Err(Error::new(
+                    ErrorKind::NotFound,
+                    format!(
+                        "{path}: no such file to update; a patch creates a file with `--- /dev/null` \
+                         (or `*** Add File:`)"
+                    ),
+                )
+                .with_path(path.given()));
+            }
             let file_text = ctx.vfs.read_text(path)?;
             let new = if file.hunks.is_empty() {
                 None
@@ -205,6 +207,23 @@ fn plan_file(ctx: &Context<'_>, file: &FilePatch, paths: &[SandboxPath], plan: &
             }
         }
     }
+}
+
+/// Adds the creation of `path` with the file patch's hunks applied to an empty text.
+fn create(ctx: &Context<'_>, file: &FilePatch, path: &SandboxPath, plan: &mut EditPlan) -> Result<Status> {
+    if ctx.vfs.exists(path) {
+        return Err(Error::new(
+            ErrorKind::PatchFailed,
+            format!(
+                "{path}: the patch creates this file, but it already exists; update it with hunks against \
+                 its current text instead"
+            ),
+        )
+        .with_path(path.given()));
+    }
+    let text = apply_hunks("", &file.hunks).map_err(|f| failed(path, &f))?;
+    plan.ops.push(FileOp::Create { path: path.clone(), text, overwrite: false });
+    Ok(Status::Added(path.given().to_owned()))
 }
 
 /// The `patch_failed` error for a hunk of `path` that did not apply.

@@ -172,6 +172,12 @@ fn applies_patches() {
             ],
         ),
         (
+            "added lines against a missing file create it",
+            "--- a/fresh.txt\n+++ b/fresh.txt\n@@ -0,0 +1,2 @@\n+fresh\n+text\n",
+            "patched 1 file:\nA fresh.txt",
+            &[("fresh.txt", Some("fresh\ntext\n"))],
+        ),
+        (
             "a move onto the file itself is an edit",
             "--- a/a.txt\n+++ b/./a.txt\n@@ -1 +1 @@\n-one\n+1\n",
             "patched 1 file:\nM a.txt",
