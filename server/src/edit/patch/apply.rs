@@ -1,0 +1,342 @@
+//! Applying one file's hunks to its text.
+//!
+//! Each hunk's old lines (context and removed) are looked for with decreasing strictness
+//! ([`Fuzz`]): exactly, then ignoring trailing whitespace, then ignoring leading and trailing
+//! whitespace, then also treating typographic dashes, quotes and odd spaces as their ASCII forms
+//! (as Codex's `apply_patch` does). A stricter match anywhere wins over a looser one nearby. Within
+//! one level, a hunk with line numbers is looked for at its stated line first and then outward
+//! (shifted by how far the previous hunk was found from its own stated line), so a repeated block
+//! is resolved by position; a hunk without line numbers takes the first match after the previous
+//! hunk. Hunks apply in order and never overlap: each is looked for after the previous one.
+//!
+//! Lines are compared without their line breaks, so a patch typed with `\n` applies to a CRLF
+//! file. Context lines keep the file's text (a fuzzy match does not rewrite them), and added lines
+//! get the file's line break. The file's final newline is kept unless a hunk reaching the end of
+//! the file says otherwise with `\ No newline at end of file`.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use super::{quote, Hunk, HunkLine, LineKind, Placement};
+use crate::text::{ends_with_newline, lines, LineEnding};
+
+/// How strictly a hunk line must equal a file line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fuzz {
+    /// Byte for byte.
+    Exact,
+    /// Ignoring trailing whitespace.
+    TrailingSpace,
+    /// Ignoring leading and trailing whitespace.
+    Whitespace,
+    /// Ignoring surrounding whitespace, with typographic punctuation read as ASCII.
+    Punctuation,
+}
+
+impl Fuzz {
+    /// Every level, strictest first.
+    pub const ALL: [Fuzz; 4] = [Fuzz::Exact, Fuzz::TrailingSpace, Fuzz::Whitespace, Fuzz::Punctuation];
+
+    /// What a line is compared by at this level.
+    fn key(self, s: &str) -> Cow<'_, str> {
+        match self {
+            Fuzz::Exact => Cow::Borrowed(s),
+            Fuzz::TrailingSpace => Cow::Borrowed(s.trim_end()),
+            Fuzz::Whitespace => Cow::Borrowed(s.trim()),
+            Fuzz::Punctuation => Cow::Owned(s.trim().chars().map(ascii_punctuation).collect()),
+        }
+    }
+}
+
+/// The ASCII form of typographic dashes, quotes and spaces.
+fn ascii_punctuation(c: char) -> char {
+    match c {
+        '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+        '\u{2018}'..='\u{201B}' => '\'',
+        '\u{201C}'..='\u{201F}' => '"',
+        '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
+        other => other,
+    }
+}
+
+/// Why a hunk did not apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HunkFailure {
+    /// 0-based index of the hunk in its file.
+    pub index: usize,
+    /// The hunk's header as written.
+    pub header: String,
+    /// What was expected and where, with the expected lines.
+    pub reason: String,
+}
+
+impl HunkFailure {
+    /// The full message for the file shown as `path`:
+    /// `src/a.rs: hunk 2 (@@ -10,4 +10,5 @@) did not apply: expected context ...`.
+    pub fn message(&self, path: &str) -> String {
+        format!("{path}: hunk {} ({}) did not apply: {}", self.index + 1, self.header, self.reason)
+    }
+}
+
+/// A text split into lines, with the comparison keys of each fuzz level computed on first use.
+struct Text<'a> {
+    lines: Vec<(&'a str, &'a str)>,
+    keys: [Option<Vec<Cow<'a, str>>>; 4],
+}
+
+impl<'a> Text<'a> {
+    fn new(base: &'a str) -> Text<'a> {
+        Text { lines: lines(base).collect(), keys: [None, None, None, None] }
+    }
+
+    fn keys(&mut self, level: Fuzz) -> &[Cow<'a, str>] {
+        let lines = &self.lines;
+        self.keys[level as usize].get_or_insert_with(|| lines.iter().map(|(c, _)| level.key(c)).collect())
+    }
+
+    /// The first index in `lo..` where `pattern` matches, trying every level before a looser one
+    /// and, within a level, positions from `hint` outward. With `eof`, only the position that ends
+    /// at the end of the text counts.
+    fn seek(&mut self, pattern: &[&str], lo: usize, hint: usize, eof: bool) -> Option<usize> {
+        let (n, m) = (self.lines.len(), pattern.len());
+        if m == 0 || m > n || lo > n - m {
+            return None;
+        }
+        let hi = n - m;
+        for level in Fuzz::ALL {
+            let pat: Vec<Cow<'_, str>> = pattern.iter().map(|p| level.key(p)).collect();
+            let keys = self.keys(level);
+            let at = |i: usize| keys[i..i + m].iter().zip(&pat).all(|(a, b)| a == b);
+            let found = if eof { at(hi).then_some(hi) } else { outward(lo, hi, hint, at) };
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+
+    /// The position where most of `pattern` matches (ignoring surrounding whitespace), nearest
+    /// `hint` among equals, with its number of matching lines.
+    fn closest(&mut self, pattern: &[&str], hint: usize) -> Option<(usize, usize)> {
+        // Only a hint for a failed hunk: not worth more than a few million comparisons.
+        const BUDGET: usize = 4_000_000;
+        let (n, m) = (self.lines.len(), pattern.len());
+        if m < 2 || m > n || n.saturating_mul(m) > BUDGET {
+            return None;
+        }
+        let pat: Vec<Cow<'_, str>> = pattern.iter().map(|p| Fuzz::Whitespace.key(p)).collect();
+        let keys = self.keys(Fuzz::Whitespace);
+        let mut best: Option<(usize, usize)> = None;
+        for i in 0..=n - m {
+            let score = keys[i..i + m].iter().zip(&pat).filter(|(a, b)| a == b).count();
+            let better = match best {
+                None => score > 0,
+                Some((j, s)) => score > s || (score == s && i.abs_diff(hint) < j.abs_diff(hint)),
+            };
+            if better {
+                best = Some((i, score));
+            }
+        }
+        best.filter(|&(_, s)| s * 2 >= m)
+    }
+}
+
+/// Calls `at` on `lo..=hi` from `hint` outward (`hint`, `hint + 1`, `hint - 1`, ...) and returns
+/// the first index it accepts.
+fn outward(lo: usize, hi: usize, hint: usize, mut at: impl FnMut(usize) -> bool) -> Option<usize> {
+    let h = hint.clamp(lo, hi);
+    for d in 0..=(hi - lo) {
+        let up = h.checked_add(d).filter(|&i| i <= hi);
+        let down = h.checked_sub(d).filter(|&i| i >= lo && d > 0);
+        if up.is_none() && down.is_none() {
+            break;
+        }
+        if let Some(i) = up.filter(|&i| at(i)) {
+            return Some(i);
+        }
+        if let Some(i) = down.filter(|&i| at(i)) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Where one hunk landed: its first old line, and the lines applied (the hunk's, perhaps without
+/// trailing blank context that the file does not have).
+struct Placed<'h> {
+    start: usize,
+    hunk: &'h Hunk,
+    lines: &'h [HunkLine],
+}
+
+/// Applies `hunks`, in order, to `base`. Fails with the first hunk that cannot be placed.
+pub fn apply_hunks(base: &str, hunks: &[Hunk]) -> Result<String, HunkFailure> {
+    let mut text = Text::new(base);
+    let n = text.lines.len();
+    let brk = LineEnding::detect(base).break_for(base);
+    let mut cursor = 0usize;
+    let mut drift = 0isize;
+    let mut placed = Vec::with_capacity(hunks.len());
+    for (index, hunk) in hunks.iter().enumerate() {
+        let fail = |reason: String| HunkFailure { index, header: hunk.header.clone(), reason };
+        let mut from = cursor;
+        let mut anchor_at = None;
+        for anchor in &hunk.anchors {
+            let Some(i) = text.seek(&[anchor.as_str()], from, from, false) else {
+                return Err(fail(format!(
+                    "could not find the line {} named by `@@` {}",
+                    quote(anchor),
+                    after_line(from)
+                )));
+            };
+            anchor_at = Some(i);
+            from = i + 1;
+        }
+        let near = |start: usize| start.saturating_add_signed(drift);
+        // The body may repeat the anchor line as its first context line, so it is looked for
+        // from the anchor itself, preferring the line after it.
+        let (lo, hint) = match (anchor_at, hunk.placement) {
+            (Some(i), _) => (i, i + 1),
+            (None, Placement::Near { start, .. }) => (cursor, near(start)),
+            (None, Placement::Forward) => (cursor, cursor),
+        };
+        let mut body: &[HunkLine] = &hunk.lines;
+        let old: Vec<&str> = hunk.old_lines().map(|l| l.text.as_str()).collect();
+        let start = if old.is_empty() {
+            // A pure insertion: at its stated line, after its anchor, or (as Codex does for a
+            // hunk without either) at the end of the file.
+            match (hunk.at_eof, anchor_at, hunk.placement) {
+                (true, _, _) => n,
+                (false, Some(i), _) => i + 1,
+                (false, None, Placement::Near { start, .. }) => near(start).clamp(cursor, n),
+                (false, None, Placement::Forward) => n,
+            }
+        } else if let Some(i) = text.seek(&old, lo, hint, hunk.at_eof) {
+            i
+        } else {
+            // Models often end a hunk with a blank context line the file does not have (at the
+            // end of the file, typically): try once more without trailing blank context.
+            let keep = hunk.lines.iter().rposition(|l| !(l.kind == LineKind::Context && l.text.trim().is_empty()));
+            let trimmed = &hunk.lines[..keep.map_or(0, |k| k + 1)];
+            let trimmed_old: Vec<&str> =
+                trimmed.iter().filter(|l| l.kind != LineKind::Add).map(|l| l.text.as_str()).collect();
+            let found = if trimmed.len() < hunk.lines.len() && !trimmed_old.is_empty() {
+                text.seek(&trimmed_old, lo, hint, hunk.at_eof)
+            } else {
+                None
+            };
+            match found {
+                Some(i) => {
+                    body = trimmed;
+                    i
+                }
+                None => return Err(fail(not_found(&mut text, hunk, &old, lo, hint, anchor_at))),
+            }
+        };
+        if let (None, Placement::Near { start: stated, .. }) = (anchor_at, hunk.placement) {
+            drift = start as isize - stated as isize;
+        }
+        cursor = start + body.iter().filter(|l| l.kind != LineKind::Add).count();
+        placed.push(Placed { start, hunk, lines: body });
+    }
+    Ok(build(&text.lines, &placed, base, brk))
+}
+
+/// `after line N`, or `in the file` from the top.
+fn after_line(from: usize) -> String {
+    if from == 0 {
+        "in the file".to_owned()
+    } else {
+        format!("after line {from}")
+    }
+}
+
+/// The reason a hunk's old lines were not found: where they were looked for, the lines, and the
+/// closest place in the file, so that a model can correct its patch.
+fn not_found(
+    text: &mut Text<'_>,
+    hunk: &Hunk,
+    old: &[&str],
+    lo: usize,
+    hint: usize,
+    anchor_at: Option<usize>,
+) -> String {
+    let mut out = match (hunk.at_eof, anchor_at, hunk.placement) {
+        (true, _, _) => "expected these lines at the end of the file:".to_owned(),
+        (false, Some(i), _) => format!("expected these lines after line {} (the `@@` line):", i + 1),
+        (false, None, Placement::Near { stated, .. }) => format!("expected context at or near line {stated}:"),
+        (false, None, Placement::Forward) => format!("expected these lines {}:", after_line(lo)),
+    };
+    const SHOWN: usize = 30;
+    for l in hunk.old_lines().take(SHOWN) {
+        let mark = if l.kind == LineKind::Remove { '-' } else { ' ' };
+        let _ = write!(out, "\n{mark}{}", l.text);
+    }
+    if old.len() > SHOWN {
+        let _ = write!(out, "\n(... {} more lines)", old.len() - SHOWN);
+    }
+    if let Some((at, score)) = text.closest(old, hint) {
+        let diff = text.lines[at..].iter().zip(old).position(|((c, _), p)| c.trim() != p.trim());
+        let _ = write!(out, "\nthe closest match starts at line {} ({score} of {} lines match)", at + 1, old.len());
+        if let Some(d) = diff {
+            let _ = write!(
+                out,
+                "; line {} there reads {} where the hunk has {}",
+                at + d + 1,
+                quote(text.lines[at + d].0),
+                quote(old[d])
+            );
+        }
+        if at < lo {
+            let _ = write!(out, "; it is before the end of the previous hunk, and hunks must be in file order");
+        }
+    }
+    out
+}
+
+/// Builds the new text from the placed hunks: untouched lines and context lines keep their text
+/// and breaks, added lines get `brk`, and the final line break follows the rules in the module
+/// documentation.
+fn build(file: &[(&str, &str)], placed: &[Placed<'_>], base: &str, brk: &str) -> String {
+    let n = file.len();
+    let mut out: Vec<(&str, &str)> = Vec::with_capacity(n + 16);
+    let mut final_newline = base.is_empty() || ends_with_newline(base);
+    let mut at = 0;
+    for p in placed {
+        out.extend_from_slice(&file[at..p.start]);
+        let mut fi = p.start;
+        for l in p.lines {
+            match l.kind {
+                LineKind::Context => {
+                    out.push(file[fi]);
+                    fi += 1;
+                }
+                LineKind::Remove => fi += 1,
+                LineKind::Add => out.push((&l.text, brk)),
+            }
+        }
+        at = fi;
+        if fi == n {
+            if p.hunk.new_no_newline {
+                final_newline = false;
+            } else if p.hunk.old_no_newline {
+                final_newline = true;
+            }
+        }
+    }
+    out.extend_from_slice(&file[at..]);
+    let last = out.len().saturating_sub(1);
+    let mut s = String::with_capacity(base.len() + 64);
+    for (i, (content, b)) in out.into_iter().enumerate() {
+        s.push_str(content);
+        let b = match (i == last, b.is_empty()) {
+            (false, true) => brk,
+            (false, false) => b,
+            (true, _) if !final_newline => "",
+            (true, true) => brk,
+            (true, false) => b,
+        };
+        s.push_str(b);
+    }
+    s
+}
