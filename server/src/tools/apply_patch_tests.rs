@@ -12,11 +12,11 @@ use crate::edit::{apply_changes, EditPlan, FileOp};
 use crate::error::ErrorKind;
 use crate::text::{decode, Decoded};
 use crate::tools::testing::{fixture, Fixture};
-use crate::tools::{Context, Output};
+use crate::tools::Output;
 
 /// Calls the tool with `args`.
 fn call(f: &Fixture, args: serde_json::Value) -> Result<Output, (ErrorKind, String)> {
-    let ctx = Context { vfs: &f.vfs, config: &f.config };
+    let ctx = f.ctx();
     (TOOL.run)(&ctx, args).map_err(|e| (e.kind(), e.message().to_owned()))
 }
 

@@ -18,6 +18,8 @@ pub struct Fixture {
     pub vfs: Vfs,
     /// The configuration calls run with.
     pub config: Config,
+    /// The cancellation signal calls run with (never set unless a test sets it).
+    pub cancel: Cancel,
 }
 
 /// Builds a workspace from a fixture: `//- path` lines start files, the lines after are their
@@ -53,10 +55,15 @@ pub fn fixture(text: &str) -> Fixture {
     }
     flush(current);
     let ws = Workspace::new([dir.path()]).expect("workspace");
-    Fixture { dir, vfs: Vfs::disk(Arc::new(ws)), config: Config::default() }
+    Fixture { dir, vfs: Vfs::disk(Arc::new(ws)), config: Config::default(), cancel: Cancel::default() }
 }
 
 impl Fixture {
+    /// The context a tool call on this fixture runs with.
+    pub fn ctx(&self) -> Context<'_> {
+        Context { vfs: &self.vfs, config: &self.config, cancel: &self.cancel }
+    }
+
     /// Writes raw bytes to `path` inside the fixture.
     pub fn write(&self, path: &str, bytes: impl AsRef<[u8]>) {
         let full = self.dir.path().join(path);
@@ -67,7 +74,7 @@ impl Fixture {
     /// Calls the core tool `name` with `args`, returning its text or its error kind and message.
     pub fn call(&self, name: &str, args: Value) -> Result<String, (ErrorKind, String)> {
         let tool = super::find(name).expect("tool exists");
-        let ctx = Context { vfs: &self.vfs, config: &self.config, cancel: &Cancel::default() };
+        let ctx = self.ctx();
         (tool.run)(&ctx, args).map(|o| o.text()).map_err(|e| (e.kind(), e.message().to_owned()))
     }
 
@@ -75,7 +82,7 @@ impl Fixture {
     #[allow(dead_code)] // Used by the tools with JSON results.
     pub fn call_json(&self, name: &str, args: Value) -> Result<Value, (ErrorKind, String)> {
         let tool = super::find(name).expect("tool exists");
-        let ctx = Context { vfs: &self.vfs, config: &self.config, cancel: &Cancel::default() };
+        let ctx = self.ctx();
         match (tool.run)(&ctx, args) {
             Ok(Output::Json(v)) => Ok(v),
             Ok(other) => panic!("expected JSON, got {other:?}"),
