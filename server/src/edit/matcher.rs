@@ -159,11 +159,12 @@ impl Miss {
                 let (level, fix) = match strategy.matched_with {
                     None => (
                         "",
-                        "; include more surrounding lines to make it unique, or set `replace_all` to change every one",
+                        "; include more surrounding lines to make it unique, or set `replace_all` to change every one"
+                            .to_owned(),
                     ),
                     Some(_) => (
                         " after no exact match",
-                        "; copy `old_string` exactly from the file, with enough surrounding lines to be unique",
+                        format!("; copy `{field}` exactly from the file, with enough surrounding lines to be unique"),
                     ),
                 };
                 let with = strategy.matched_with.map(|w| format!(" with {w}")).unwrap_or_default();
