@@ -118,6 +118,11 @@ a hit.",
 
 /// Runs a search and formats its page of results.
 pub fn grep(ctx: &Context<'_>, args: GrepArgs) -> Result<String> {
+    run(ctx, args, engine::KEEP_BYTES)
+}
+
+/// [`grep`] with a memory budget for kept line text (see [`Query::keep_bytes`]).
+fn run(ctx: &Context<'_>, args: GrepArgs, keep_bytes: usize) -> Result<String> {
     let mode = args.output_mode.unwrap_or_default();
     let context = non_negative("context", args.context, MAX_CONTEXT)?;
     let before = non_negative("before_context", args.before_context, MAX_CONTEXT)?.or(context).unwrap_or(0);
@@ -132,16 +137,24 @@ pub fn grep(ctx: &Context<'_>, args: GrepArgs) -> Result<String> {
         OutputMode::Count => Collect::Count,
         OutputMode::Content => Collect::Lines,
     };
-    let query = Query { matcher, collect, multiline, before, after, gitignore: args.respect_gitignore.unwrap_or(true) };
+    let query = Query {
+        matcher,
+        collect,
+        multiline,
+        before,
+        after,
+        gitignore: args.respect_gitignore.unwrap_or(true),
+        keep_bytes,
+    };
     let target = ctx.vfs.resolve(args.path.as_deref().unwrap_or("."))?;
-    let found = engine::search(ctx, &query, &target, glob.as_ref())?;
+    let mut found = engine::search(ctx, &query, &target, glob.as_ref())?;
     let limit = match (head_limit, mode) {
         (0, OutputMode::Content) => DEFAULT_CONTENT_LIMIT,
         (0, _) => DEFAULT_FILES_LIMIT,
         (n, _) => n,
     };
     let mut out = match mode {
-        OutputMode::Content => render_lines(ctx, &found.files, offset, limit, before + after > 0),
+        OutputMode::Content => render_lines(ctx, &query, &mut found.files, offset, limit),
         _ => render_files(ctx, &found.files, offset, limit, mode == OutputMode::Count),
     };
     push_skipped(&mut out, &found, ctx.config.max_grep_file_bytes);
@@ -183,12 +196,28 @@ fn render_files(ctx: &Context<'_>, files: &[FileHits], offset: usize, limit: usi
 
 /// Formats the lines on the page: `path:line:text` for matches, `path-line-text` for context,
 /// and `--` before a line that does not follow the previous one when context is shown.
-fn render_lines(ctx: &Context<'_>, files: &[FileHits], offset: usize, limit: usize, separate: bool) -> String {
-    let total: usize = files.iter().map(|f| f.lines.len()).sum();
+fn render_lines(ctx: &Context<'_>, query: &Query, files: &mut [FileHits], offset: usize, limit: usize) -> String {
+    let total: usize = files.iter().map(|f| f.shown).sum();
     if let Some(empty) = empty_page(total, offset, "line") {
         return empty;
     }
     let end = offset.saturating_add(limit).min(total);
+    // The files the page shows lines of must have their lines at hand.
+    let (mut first, mut stop, mut before_file) = (None, files.len(), 0);
+    for (i, f) in files.iter().enumerate() {
+        let after_file = before_file + f.shown;
+        if first.is_none() && after_file > offset {
+            first = Some(i);
+        }
+        if after_file >= end {
+            stop = i + 1;
+            break;
+        }
+        before_file = after_file;
+    }
+    let first = first.unwrap_or(stop);
+    engine::fill(ctx, query, &mut files[first..stop]);
+    let separate = query.before + query.after > 0;
     let mut out = String::new();
     let (mut skip, mut left) = (offset, end - offset);
     let mut previous: Option<(usize, u64)> = None;
@@ -196,12 +225,15 @@ fn render_lines(ctx: &Context<'_>, files: &[FileHits], offset: usize, limit: usi
         if left == 0 {
             break;
         }
-        if skip >= f.lines.len() {
-            skip -= f.lines.len();
+        if skip >= f.shown {
+            skip -= f.shown;
             continue;
         }
         let shown = ctx.vfs.display(&f.path);
-        for (li, line) in f.lines.iter().enumerate().skip(skip).take(left) {
+        // Entries are counted from the first search: a file that changed before `fill` searched
+        // it again shows what it has now, within the same slots of the page.
+        let take = (f.shown - skip).min(left);
+        for (li, line) in f.lines.iter().enumerate().skip(skip).take(take) {
             if separate && previous.is_some_and(|(pf, pn)| pf != fi || pn + 1 != line.number) {
                 out.push_str("--\n");
             }
@@ -210,8 +242,8 @@ fn render_lines(ctx: &Context<'_>, files: &[FileHits], offset: usize, limit: usi
             out.push_str(f.line_text(li));
             out.push('\n');
             previous = Some((fi, line.number));
-            left -= 1;
         }
+        left -= take;
         skip = 0;
     }
     out.pop();

@@ -286,3 +286,29 @@ fn errors() {
         assert!(msg.contains(text), "{args}: {msg}");
     }
 }
+
+#[test]
+fn memory_budget_does_not_change_output() {
+    let f = fixture(FORMATS);
+    for i in 1..=5 {
+        f.write(&format!("p/f{i}.txt"), "x alpha\ny\nx alpha\n");
+    }
+    let ctx = crate::tools::Context { vfs: &f.vfs, config: &f.config };
+    let run = |args: &serde_json::Value, budget: usize| {
+        super::run(&ctx, crate::tools::parse_args(args.clone()).expect("args"), budget).expect("grep")
+    };
+    let table = [
+        json!({"pattern": "alpha", "output_mode": "content"}),
+        json!({"pattern": "alpha", "output_mode": "content", "context": 1}),
+        json!({"pattern": "alpha", "output_mode": "content", "head_limit": 3, "offset": 4}),
+        json!({"pattern": "alpha", "output_mode": "content", "after_context": 1, "head_limit": 5, "offset": 2}),
+        json!({"pattern": "alpha", "output_mode": "content", "head_limit": 2, "offset": 11}),
+    ];
+    for args in table {
+        let want = run(&args, super::engine::KEEP_BYTES);
+        // A budget of 0 keeps no text at all; 10 bytes keeps the text of the first file or so.
+        for budget in [0, 10] {
+            assert_eq!(run(&args, budget), want, "{args} with a {budget}-byte budget");
+        }
+    }
+}

@@ -42,7 +42,14 @@ pub struct Query {
     pub after: usize,
     /// Honour `.gitignore` and friends.
     pub gitignore: bool,
+    /// Bytes of line text a search keeps in memory at most (give or take one file per thread);
+    /// past it, files only count their lines, and [`fill`] searches again the few a page shows.
+    /// This bounds memory when a broad pattern matches most of a large tree.
+    pub keep_bytes: usize,
 }
+
+/// The default [`Query::keep_bytes`].
+pub const KEEP_BYTES: usize = 32 << 20;
 
 impl Query {
     /// Compiles `pattern` (Rust regex syntax) as ripgrep does: `^` and `$` match at line
@@ -101,7 +108,10 @@ pub struct FileHits {
     pub path: PathBuf,
     /// The number of matching lines (1 when only files are collected).
     pub count: u64,
-    /// Shown lines, in order (only when lines are collected).
+    /// The number of shown lines (matching and context) when lines are collected.
+    pub shown: usize,
+    /// Shown lines, in order: all [`FileHits::shown`] of them, or none when the search was over
+    /// its memory budget and [`fill`] has not been called.
     pub lines: Vec<Line>,
     /// The shown lines' text, cut to [`super::MAX_LINE_CHARS`], back to back.
     text: String,
@@ -150,6 +160,23 @@ pub fn search(ctx: &Context<'_>, query: &Query, target: &SandboxPath, glob: Opti
         too_large: counters.too_large.load(Ordering::Relaxed),
         unreadable: counters.unreadable.load(Ordering::Relaxed),
     })
+}
+
+/// Searches again the files in `files` whose lines were not kept (see [`Query::keep_bytes`]), so
+/// that their lines can be shown. A file that changed since the first search shows its new lines.
+pub fn fill(ctx: &Context<'_>, query: &Query, files: &mut [FileHits]) {
+    let counters = Counters::default();
+    let mut worker = Worker { keep_bytes: usize::MAX, ..Worker::new(ctx, query, &counters) };
+    for f in files.iter_mut().filter(|f| f.lines.len() < f.shown) {
+        let outcome = match worker.open_document(&f.path) {
+            Some(open) => worker.search_buffer(open),
+            None => worker.search_disk(&f.path),
+        };
+        if let Outcome::Hits = outcome {
+            let again = worker.sink.take(std::mem::take(&mut f.path));
+            *f = FileHits { shown: f.shown, ..again };
+        }
+    }
 }
 
 fn search_one(ctx: &Context<'_>, query: &Query, target: &SandboxPath, counters: &Counters) -> Result<Vec<FileHits>> {
@@ -225,6 +252,9 @@ fn search_unsaved(
     counters: &Counters,
 ) -> Vec<FileHits> {
     let mut found = Vec::new();
+    if ctx.vfs.overlay().is_empty() {
+        return found;
+    }
     let mut worker = Worker::new(ctx, query, counters);
     for (path, open) in ctx.vfs.overlay().iter() {
         let Ok(rel) = path.strip_prefix(dir.real()) else { continue };
@@ -250,6 +280,7 @@ fn search_unsaved(
 struct Counters {
     too_large: AtomicUsize,
     unreadable: AtomicUsize,
+    kept_bytes: AtomicUsize,
 }
 
 /// How the search of one file ended.
@@ -272,6 +303,7 @@ struct Worker<'a> {
     matcher: RegexMatcher,
     searcher: Searcher,
     sink: Collector,
+    keep_bytes: usize,
 }
 
 impl<'a> Worker<'a> {
@@ -282,6 +314,7 @@ impl<'a> Worker<'a> {
             matcher: query.matcher.clone(),
             searcher: query.searcher(),
             sink: Collector::new(query.collect),
+            keep_bytes: query.keep_bytes,
         }
     }
 
@@ -305,7 +338,7 @@ impl<'a> Worker<'a> {
             Ok(_) => {}
             Err(e) => return Outcome::Unreadable(e),
         }
-        self.sink.reset();
+        self.sink.reset(self.keep());
         if let Err(e) = self.searcher.search_file(&self.matcher, &file, &mut self.sink) {
             return Outcome::Unreadable(e);
         }
@@ -317,17 +350,25 @@ impl<'a> Worker<'a> {
         if text.len() as u64 > self.ctx.config.max_grep_file_bytes {
             return Outcome::TooLarge(text.len() as u64);
         }
-        self.sink.reset();
+        self.sink.reset(self.keep());
         if let Err(e) = self.searcher.search_slice(&self.matcher, text.as_bytes(), &mut self.sink) {
             return Outcome::Unreadable(e);
         }
         self.sink.outcome()
     }
 
-    /// Counts a skipped file; returns whether the file matched.
+    /// Whether the next file may keep its lines' text, within the query's memory budget.
+    fn keep(&self) -> bool {
+        self.counters.kept_bytes.load(Ordering::Relaxed) < self.keep_bytes
+    }
+
+    /// Counts a skipped file, or the text a matching file keeps; returns whether it matched.
     fn record(&self, outcome: Outcome) -> bool {
         match outcome {
-            Outcome::Hits => return true,
+            Outcome::Hits => {
+                self.counters.kept_bytes.fetch_add(self.sink.text.len(), Ordering::Relaxed);
+                return true;
+            }
             Outcome::Nothing | Outcome::Binary => {}
             Outcome::TooLarge(_) => {
                 self.counters.too_large.fetch_add(1, Ordering::Relaxed);
@@ -344,6 +385,9 @@ impl<'a> Worker<'a> {
 struct Collector {
     collect: Collect,
     count: u64,
+    shown: usize,
+    /// Whether line text is kept for the current file (else only `shown` is counted).
+    keep: bool,
     lines: Vec<Line>,
     text: String,
     binary: bool,
@@ -351,11 +395,13 @@ struct Collector {
 
 impl Collector {
     fn new(collect: Collect) -> Collector {
-        Collector { collect, count: 0, lines: Vec::new(), text: String::new(), binary: false }
+        Collector { collect, count: 0, shown: 0, keep: true, lines: Vec::new(), text: String::new(), binary: false }
     }
 
-    fn reset(&mut self) {
+    fn reset(&mut self, keep: bool) {
         self.count = 0;
+        self.shown = 0;
+        self.keep = keep;
         self.lines.clear();
         self.text.clear();
         self.binary = false;
@@ -376,12 +422,17 @@ impl Collector {
         FileHits {
             path,
             count: self.count,
+            shown: self.shown,
             lines: std::mem::take(&mut self.lines),
             text: std::mem::take(&mut self.text),
         }
     }
 
     fn push_line(&mut self, number: u64, is_match: bool, bytes: &[u8]) {
+        self.shown += 1;
+        if !self.keep {
+            return;
+        }
         let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         match std::str::from_utf8(bytes) {
