@@ -8,7 +8,7 @@ the two tools alternating (and swapping who goes first every round), after a war
 fills the page cache. The script checks that both tools report the same number of files (or
 lines, for the content query) before it prints anything.
 
-Usage: python3 bench/grep_vs_rg.py [--runs N] [--files N] [--mib N] [--build]
+Usage: python3 bench/grep_vs_rg.py [--runs N] [--files N] [--mib N] [--build] [--rg PATH]
 
 Python 3 standard library only. The tree is cached in $TETHER_CACHE/bench-tree
 (TETHER_CACHE defaults to ~/.cache/tether) and regenerated when its parameters change.
@@ -315,11 +315,12 @@ def main():
     ap.add_argument("--files", type=int, default=6000, help="files in the generated tree (default 6000)")
     ap.add_argument("--mib", type=int, default=60, help="approximate size of the tree in MiB (default 60)")
     ap.add_argument("--build", action="store_true", help="run cargo build --release even if the binary exists")
+    ap.add_argument("--rg", help="the ripgrep binary to compare with (default: rg on PATH, else installed)")
     args = ap.parse_args()
 
     cache = Path(os.environ.get("TETHER_CACHE") or Path.home() / ".cache" / "tether")
     root = ensure_tree(cache, args.files, args.mib)
-    rg = find_rg(cache)
+    rg = args.rg or find_rg(cache)
     tether = find_tether(args.build)
 
     rg_common = [rg, "--hidden", "-g", "!.git", "--no-require-git"]

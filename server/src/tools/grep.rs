@@ -103,14 +103,15 @@ pub const TOOL: Tool = Tool {
     name: "grep",
     description: "Search file contents with a regular expression (Rust regex syntax, as ripgrep), \
 in unsaved editor buffers when tether runs beside an editor. Searches a directory recursively \
-(default: the workspace root) or one file; skips `.git/`, gitignored files, binary files and files \
-over 50 MiB, and includes hidden files. output_mode `files_with_matches` (default) lists matching \
-files; `content` shows `path:line:text` lines (context lines as `path-line-text`, `--` between \
-separate groups; lines cut at 500 characters); `count` shows `path:N`. Results are sorted by path \
-and line. Paged: at most `head_limit` entries (default 500 lines in content mode, 1000 files \
-otherwise) after skipping `offset`; a footer gives the offset for the next page. Prints \
-`(no matches)` when nothing matches. Use `glob` to restrict files (`*.rs`), then read_file around \
-a hit.",
+(default: the workspace root) or one file; includes hidden files, skips `.git/`, gitignored files \
+(unless respect_gitignore=false), binary files (a NUL byte) and files over the size limit (50 MiB \
+by default). output_mode `files_with_matches` (default) lists matching files; `content` shows \
+`path:line:text` lines (context lines as `path-line-text`, `--` between separate groups; lines cut \
+at 500 characters); `count` shows `path:N`. Paths are relative to the workspace root, sorted, lines \
+in order. Paged: at most `head_limit` entries (default 500 lines in content mode, 1000 files \
+otherwise) after skipping `offset`; a footer gives the offset of the next page. Prints \
+`(no matches)` when nothing matches. Narrow the files with the `glob` argument (`*.rs`), then \
+read_file around a hit.",
     schema: schema_of::<GrepArgs>,
     effects: Effects::READ,
     run: |ctx, args: Value| grep(ctx, parse_args(args)?).map(Output::Text),
