@@ -217,6 +217,20 @@ impl Vfs {
         fs::read(p.real()).map_err(|e| Error::io(&e, p.given()))
     }
 
+    /// Opens the file at `real` for streaming reads (the overlay is not consulted). `real` must be
+    /// a real path inside the roots: a [`SandboxPath::real`], or a file that a
+    /// [`Workspace::walker`] walk yielded (such walks never pass through a symlink). Anything
+    /// outside every root is refused with `PermissionDenied`.
+    pub fn open_real(&self, real: &Path) -> std::io::Result<fs::File> {
+        if self.workspace.root_of(real).is_none() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "path is outside the workspace roots",
+            ));
+        }
+        fs::File::open(real)
+    }
+
     /// The entries of directory `p` as (name, real path, kind), sorted by name. Entries are not
     /// followed: a symlink is reported as one. Open documents do not add entries: a buffer that
     /// was never saved has no file yet.

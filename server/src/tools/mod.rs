@@ -20,6 +20,7 @@ pub mod read_file;
 pub mod read_files;
 pub mod replace;
 pub mod run;
+pub mod search;
 pub mod stat;
 pub mod write_file;
 
