@@ -293,7 +293,7 @@ fn memory_budget_does_not_change_output() {
     for i in 1..=5 {
         f.write(&format!("p/f{i}.txt"), "x alpha\ny\nx alpha\n");
     }
-    let ctx = crate::tools::Context { vfs: &f.vfs, config: &f.config };
+    let ctx = f.ctx();
     let run = |args: &serde_json::Value, budget: usize| {
         super::run(&ctx, crate::tools::parse_args(args.clone()).expect("args"), budget).expect("grep")
     };
