@@ -127,8 +127,21 @@ impl std::fmt::Debug for Tool {
 }
 
 /// Every core tool, in the order they are listed.
-pub const ALL: &[Tool] =
-    &[read_file::TOOL, read_files::TOOL, list_dir::TOOL, glob::TOOL, grep::TOOL, stat::TOOL, overview::TOOL];
+pub const ALL: &[Tool] = &[
+    read_file::TOOL,
+    read_files::TOOL,
+    list_dir::TOOL,
+    glob::TOOL,
+    grep::TOOL,
+    stat::TOOL,
+    overview::TOOL,
+    write_file::TOOL,
+    append::TOOL,
+    insert::TOOL,
+    r#move::TOOL,
+    delete::TOOL,
+    mkdir::TOOL,
+];
 
 /// The core tool named `name`.
 pub fn find(name: &str) -> Option<&'static Tool> {
