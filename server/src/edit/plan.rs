@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::Arc;
+use std::time::Duration;
 
 use similar::{Algorithm, DiffOp, TextDiff};
 
@@ -219,6 +220,12 @@ pub fn apply_changes(base: &str, changes: &[TextChange]) -> String {
     out
 }
 
+/// How long [`minimal_changes`] searches for the smallest diff. Myers' algorithm costs time in
+/// proportion to the size times the number of differences, so two large texts that differ on
+/// every line (a whole file rewritten) would take seconds; past this, the rest of the middle
+/// becomes one replacement, which is still correct, only less minimal.
+pub const MINIMAL_CHANGES_TIMEOUT: Duration = Duration::from_millis(50);
+
 /// The minimal set of changes turning `old` into `new`: the common prefix and suffix are cut
 /// first (so a one-line change in a large file costs one scan), then the middle is diffed by
 /// lines, and each changed line run becomes one change.
@@ -232,7 +239,8 @@ pub fn minimal_changes(old: &str, new: &str) -> Vec<TextChange> {
     let start = old[..prefix].rfind('\n').map_or(0, |i| i + 1);
     let old_mid = &old[start..old.len() - suffix];
     let new_mid = &new[start..new.len() - suffix];
-    let diff = TextDiff::configure().algorithm(Algorithm::Myers).diff_lines(old_mid, new_mid);
+    let diff =
+        TextDiff::configure().algorithm(Algorithm::Myers).timeout(MINIMAL_CHANGES_TIMEOUT).diff_lines(old_mid, new_mid);
     let old_lines: Vec<&str> = diff.old_slices().to_vec();
     let new_lines: Vec<&str> = diff.new_slices().to_vec();
     let offset_of = |lines: &[&str], idx: usize| lines[..idx].iter().map(|l| l.len()).sum::<usize>();
@@ -309,6 +317,18 @@ mod tests {
         let changes = minimal_changes(&old, &new);
         assert_eq!(changes.len(), 1);
         assert!(changes[0].text.len() < 64, "{:?}", changes[0]);
+        assert_eq!(apply_changes(&old, &changes), new);
+    }
+
+    #[test]
+    fn a_text_differing_on_every_line_is_diffed_quickly() {
+        let old: String = (0..20_000).map(|i| format!("old line {i}\n")).collect();
+        let new: String = (0..20_000).map(|i| format!("new line {i}\n")).collect();
+        let start = std::time::Instant::now();
+        let changes = minimal_changes(&old, &new);
+        // Generous against a loaded machine; without the timeout this takes seconds even in release.
+        assert!(start.elapsed() < MINIMAL_CHANGES_TIMEOUT * 20, "{:?}", start.elapsed());
+        validate_changes(&old, &changes).expect("valid");
         assert_eq!(apply_changes(&old, &changes), new);
     }
 

@@ -1,16 +1,361 @@
-//! The disk sink: placeholder until its implementation lands.
+//! The disk sink: applies a plan to files on disk, each file atomically and the plan all or
+//! nothing.
+//!
+//! How each operation is made safe:
+//! - **Text edits** re-read the file just before writing and compare it, byte for byte, with the
+//!   base the plan was computed against, encoded as it was decoded (UTF-8, plus the BOM when it
+//!   had one). A file changed meanwhile fails with `conflict` and keeps the other writer's
+//!   text. Bases read from an editor buffer are not compared with the disk: the editor sink
+//!   checks those by document version.
+//! - **Atomic writes**: new contents go to a temp file in the same directory
+//!   (`.tether-XXXXXX.tmp`), which gets the old file's permission bits and (where permitted: as
+//!   root, or a group the user is in) its owner and group, is fsynced, renamed over the file, and
+//!   the directory fsynced. A reader, or a crash, sees the old file or the new one, whole.
+//! - **Symlinks**: an edit or a create writes the file the link points to (the sandbox proved it
+//!   is inside the roots), so the link stays a link. A rename or a delete acts on the link itself.
+//! - **Hard links**: a file with more than one link is written in place, as helix does, so that
+//!   every name keeps naming the same, edited file (a rename would silently split them). An
+//!   in-place write is not atomic against a crash, so a copy of the old bytes is kept beside the
+//!   file (`.tether-XXXXXX.bak`) until the whole plan has been applied.
+//! - **All or nothing**: every step records how to undo it (an edited file's old bytes and mode,
+//!   files and directories created, renames, entries moved aside). When a step fails, the steps
+//!   before it are undone in reverse order, leaving every file byte for byte as it was. A delete,
+//!   and a rename over an existing destination, first move the old entry to a hidden backup name
+//!   in its directory (`.tether-XXXXXX.bak`) and remove it only once every step has succeeded.
+//! - **Crashes**: each file is always whole, but a plan over several files is not atomic against a
+//!   crash (or SIGKILL) part-way: files already renamed into place stay changed. A killed process
+//!   may leave `.tether-*.tmp` or `.tether-*.bak` entries behind; no other names are ever created.
 
-use super::{Applied, Sink};
-use crate::edit::EditPlan;
-use crate::error::{Error, Result};
-use crate::vfs::Vfs;
+mod files;
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+
+use self::files::{parent, Owner};
+use super::{Applied, Destination, Sink};
+use crate::edit::{apply_changes, Base, EditPlan, FileOp, TextChange};
+use crate::error::{Error, ErrorKind, Result};
+use crate::text::encode_utf8;
+use crate::vfs::{Origin, Vfs};
+use crate::workspace::SandboxPath;
+
+pub use self::files::{BACKUP_SUFFIX, TEMP_PREFIX, TEMP_SUFFIX};
 
 /// Applies plans to files on disk.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DiskSink;
 
 impl Sink for DiskSink {
-    fn apply(&self, _vfs: &Vfs, _plan: &EditPlan) -> Result<Applied> {
-        Err(Error::invalid("not yet implemented"))
+    fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
+        let mut tx = Transaction { roots: vfs.workspace().roots(), undo: Vec::new(), cleanup: Vec::new() };
+        for op in &plan.ops {
+            if let Err(e) = tx.apply(op) {
+                return Err(tx.rollback(e));
+            }
+        }
+        tx.commit();
+        Ok(Applied { files: plan.ops.iter().map(|op| (op.path().given().to_owned(), Destination::Disk)).collect() })
     }
 }
+
+/// How to take back one completed step.
+#[derive(Debug)]
+enum Undo {
+    /// Put the old bytes back (in place for a hard-linked file), with the old mode and owner.
+    Restore { path: PathBuf, bytes: Vec<u8>, owner: Owner, in_place: bool },
+    /// Remove a file the plan created.
+    RemoveFile(PathBuf),
+    /// Remove a directory the plan created.
+    RemoveDir(PathBuf),
+    /// Move `to` back to `from`.
+    RenameBack { from: PathBuf, to: PathBuf },
+}
+
+impl Undo {
+    fn run(&self) -> io::Result<()> {
+        match self {
+            Undo::Restore { path, bytes, in_place: true, .. } => files::write_in_place(path, bytes),
+            Undo::Restore { path, bytes, owner, in_place: false } => {
+                files::write_atomic(path, bytes, Some(*owner), true)
+            }
+            Undo::RemoveFile(p) => fs::remove_file(p).and_then(|()| files::sync_dir(parent(p))),
+            Undo::RemoveDir(p) => fs::remove_dir(p).and_then(|()| files::sync_dir(parent(p))),
+            Undo::RenameBack { from, to } => files::rename_noclobber(to, from).and_then(|()| {
+                files::sync_dir(parent(from))?;
+                files::sync_dir(parent(to))
+            }),
+        }
+    }
+}
+
+/// The steps of one plan applied so far, and what to tidy once it has all succeeded.
+struct Transaction<'a> {
+    roots: &'a [PathBuf],
+    /// Completed steps, each with the path as the user gave it, for messages.
+    undo: Vec<(String, Undo)>,
+    /// Backups (entries moved aside, copies of old bytes), removed once the plan has succeeded.
+    cleanup: Vec<PathBuf>,
+}
+
+impl Transaction<'_> {
+    fn apply(&mut self, op: &FileOp) -> Result<()> {
+        match op {
+            FileOp::Edit { path, base, changes } => self.edit(path, base, changes),
+            FileOp::Create { path, text, overwrite } => self.create(path, text, *overwrite),
+            FileOp::Rename { from, to, overwrite } => self.rename(from, to, *overwrite),
+            FileOp::Delete { path, recursive } => self.delete(path, *recursive),
+            FileOp::Mkdir { path } => self.mkdir(path),
+        }
+    }
+
+    fn edit(&mut self, path: &SandboxPath, base: &Base, changes: &[TextChange]) -> Result<()> {
+        let given = path.given();
+        match fs::metadata(path.real()) {
+            // Checked before reading: reading a fifo put in the file's place would block.
+            Ok(m) if !m.is_file() => return Err(not_a_file(given, &m)),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound && base.origin == Origin::Disk => {
+                return Err(conflict(given, "was deleted since it was read"));
+            }
+            Err(e) => return Err(Error::io(&e, given)),
+        }
+        let current = fs::read(path.real()).map_err(|e| Error::io(&e, given))?;
+        if base.origin == Origin::Disk && !is_encoding_of(&current, base) {
+            return Err(conflict(given, "changed on disk since it was read"));
+        }
+        let new = encode_utf8(&apply_changes(&base.text, changes), base.bom);
+        self.replace(path, current, &new)
+    }
+
+    /// Replaces the contents of the existing file `path` (whose current bytes are `old`).
+    fn replace(&mut self, path: &SandboxPath, old: Vec<u8>, new: &[u8]) -> Result<()> {
+        let (target, given) = (path.real(), path.given());
+        let meta = fs::metadata(target).map_err(|e| Error::io(&e, given))?;
+        if !meta.is_file() {
+            return Err(not_a_file(given, &meta));
+        }
+        let owner = Owner::of(&meta);
+        if meta.nlink() > 1 {
+            let backup = files::write_backup(target, &old, owner).map_err(|e| Error::io(&e, given))?;
+            self.cleanup.push(backup);
+            // Recorded before writing: a write that fails half-way must be undone too.
+            self.undo
+                .push((given.to_owned(), Undo::Restore { path: target.into(), bytes: old, owner, in_place: true }));
+            files::write_in_place(target, new).map_err(|e| Error::io(&e, given))
+        } else {
+            files::write_atomic(target, new, Some(owner), true).map_err(|e| Error::io(&e, given))?;
+            self.undo
+                .push((given.to_owned(), Undo::Restore { path: target.into(), bytes: old, owner, in_place: false }));
+            Ok(())
+        }
+    }
+
+    fn create(&mut self, path: &SandboxPath, text: &str, overwrite: bool) -> Result<()> {
+        let (target, given) = (path.real(), path.given());
+        match fs::metadata(target) {
+            Ok(m) if !m.is_file() => Err(not_a_file(given, &m)),
+            Ok(_) if !overwrite => Err(conflict(given, "already exists, and the change was to create it")),
+            Ok(_) => {
+                let old = fs::read(target).map_err(|e| Error::io(&e, given))?;
+                self.replace(path, old, text.as_bytes())
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.create_dirs(parent(target), given)?;
+                files::write_atomic(target, text.as_bytes(), None, false).map_err(|e| {
+                    if e.kind() == io::ErrorKind::AlreadyExists {
+                        conflict(given, "was created by someone else meanwhile")
+                    } else {
+                        Error::io(&e, given)
+                    }
+                })?;
+                self.undo.push((given.to_owned(), Undo::RemoveFile(target.into())));
+                Ok(())
+            }
+            Err(e) => Err(Error::io(&e, given)),
+        }
+    }
+
+    fn rename(&mut self, from: &SandboxPath, to: &SandboxPath, overwrite: bool) -> Result<()> {
+        let (src, dst) = (from.path(), to.path());
+        self.refuse_root(from)?;
+        let meta = fs::symlink_metadata(src).map_err(|e| Error::io(&e, from.given()))?;
+        if src == dst {
+            return Err(Error::invalid(format!("{from}: source and destination are the same path")));
+        }
+        if meta.is_dir() && dst.starts_with(src) {
+            return Err(Error::invalid(format!("{from}: cannot move a directory into itself ({to})")));
+        }
+        self.create_dirs(parent(dst), to.given())?;
+        match fs::symlink_metadata(dst) {
+            Ok(_) if !overwrite => return Err(conflict(to.given(), "already exists")),
+            Ok(m) if m.is_dir() => {
+                return Err(Error::new(
+                    ErrorKind::NotAFile,
+                    format!("{to}: is a directory; tether replaces files, not directories"),
+                )
+                .with_path(to.given()));
+            }
+            Ok(_) => self.move_aside(dst, to.given())?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&e, to.given())),
+        }
+        files::rename_noclobber(src, dst).map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists => conflict(to.given(), "was created by someone else meanwhile"),
+            io::ErrorKind::CrossesDevices => {
+                Error::new(ErrorKind::IoError, format!("{from}: cannot move to {to}, which is on another file system"))
+                    .with_path(from.given())
+            }
+            _ => Error::io(&e, from.given()),
+        })?;
+        self.undo.push((from.given().to_owned(), Undo::RenameBack { from: src.into(), to: dst.into() }));
+        files::sync_dir(parent(src)).and_then(|()| files::sync_dir(parent(dst))).map_err(|e| Error::io(&e, to.given()))
+    }
+
+    fn delete(&mut self, path: &SandboxPath, recursive: bool) -> Result<()> {
+        let (target, given) = (path.path(), path.given());
+        self.refuse_root(path)?;
+        let meta = fs::symlink_metadata(target).map_err(|e| Error::io(&e, given))?;
+        if meta.is_dir() && !recursive {
+            let mut entries = fs::read_dir(target).map_err(|e| Error::io(&e, given))?;
+            if entries.next().is_some() {
+                return Err(Error::invalid(format!(
+                    "{path}: directory is not empty; pass `recursive: true` to delete it with everything in it"
+                ))
+                .with_path(given));
+            }
+        }
+        self.move_aside(target, given)
+    }
+
+    fn mkdir(&mut self, path: &SandboxPath) -> Result<()> {
+        let given = path.given();
+        match fs::metadata(path.real()) {
+            Ok(m) if m.is_dir() => Ok(()),
+            Ok(_) => {
+                Err(Error::new(ErrorKind::NotADirectory, format!("{path}: exists and is not a directory"))
+                    .with_path(given))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => self.create_dirs(path.real(), given),
+            Err(e) => Err(Error::io(&e, given)),
+        }
+    }
+
+    /// Moves an existing entry to a backup name, removed on commit and moved back on rollback.
+    fn move_aside(&mut self, target: &Path, given: &str) -> Result<()> {
+        let backup = files::move_aside(target).map_err(|e| Error::io(&e, given))?;
+        self.undo.push((given.to_owned(), Undo::RenameBack { from: target.into(), to: backup.clone() }));
+        self.cleanup.push(backup);
+        Ok(())
+    }
+
+    /// Creates `dir` and its missing parents, recording each one created.
+    fn create_dirs(&mut self, dir: &Path, given: &str) -> Result<()> {
+        let not_dir = || {
+            Error::new(ErrorKind::NotADirectory, format!("{given}: a parent of this path is a file, not a directory"))
+                .with_path(given)
+        };
+        let mut missing = Vec::new();
+        let mut p = dir;
+        loop {
+            match fs::metadata(p) {
+                Ok(m) if m.is_dir() => break,
+                Ok(_) => return Err(not_dir()),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    missing.push(p);
+                    match p.parent() {
+                        Some(up) => p = up,
+                        None => break,
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotADirectory => return Err(not_dir()),
+                Err(e) => return Err(Error::io(&e, given)),
+            }
+        }
+        for d in missing.into_iter().rev() {
+            match fs::create_dir(d) {
+                Ok(()) => {
+                    self.undo.push((given.to_owned(), Undo::RemoveDir(d.into())));
+                    files::sync_dir(parent(d)).map_err(|e| Error::io(&e, given))?;
+                }
+                // Someone else made it meanwhile: fine, and not ours to remove.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && d.is_dir() => {}
+                Err(e) => return Err(Error::io(&e, given)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses to move or delete a workspace root (or a directory holding one).
+    fn refuse_root(&self, path: &SandboxPath) -> Result<()> {
+        if self.roots.iter().any(|r| r.starts_with(path.path())) {
+            return Err(Error::invalid(format!(
+                "{path}: is a workspace root (or contains one); tether does not move or delete roots"
+            ))
+            .with_path(path.given()));
+        }
+        Ok(())
+    }
+
+    /// Undoes every completed step, newest first, and returns `cause` with any step that could
+    /// not be undone added to its message.
+    fn rollback(self, cause: Error) -> Error {
+        let mut failed = Vec::new();
+        for (given, undo) in self.undo.iter().rev() {
+            if let Err(e) = undo.run() {
+                failed.push(format!("{given}: {e}"));
+            }
+        }
+        if !failed.is_empty() {
+            // Backups may now hold the only copy of something: keep every one.
+            let message = format!(
+                "{}; undoing the earlier changes of this plan also failed, so some files are changed \
+                 ({}); old contents are kept in {TEMP_PREFIX}*{BACKUP_SUFFIX} files beside them",
+                cause.message(),
+                failed.join("; ")
+            );
+            let err = Error::new(cause.kind(), message);
+            return match cause.path() {
+                Some(p) => err.with_path(p),
+                None => err,
+            };
+        }
+        for backup in &self.cleanup {
+            // Entries moved aside are back in place by now; what remains are copies.
+            if fs::symlink_metadata(backup).is_ok() {
+                let _ = files::remove_any(backup);
+            }
+        }
+        cause
+    }
+
+    /// Removes the backups once every step has succeeded. The plan is applied either way: a
+    /// backup that cannot be removed is only logged.
+    fn commit(self) {
+        for backup in &self.cleanup {
+            if let Err(e) = files::remove_any(backup).and_then(|()| files::sync_dir(parent(backup))) {
+                tracing::warn!("could not remove backup {}: {e}", backup.display());
+            }
+        }
+    }
+}
+
+/// Whether `bytes` are exactly what `base` was decoded from.
+fn is_encoding_of(bytes: &[u8], base: &Base) -> bool {
+    let bom: &[u8] = if base.bom { b"\xEF\xBB\xBF" } else { b"" };
+    bytes.len() == bom.len() + base.text.len() && bytes.starts_with(bom) && &bytes[bom.len()..] == base.text.as_bytes()
+}
+
+fn conflict(given: &str, what: &str) -> Error {
+    Error::new(ErrorKind::Conflict, format!("{given}: {what}; nothing was changed, read it again and redo the change"))
+        .with_path(given)
+}
+
+fn not_a_file(given: &str, meta: &fs::Metadata) -> Error {
+    let what = if meta.is_dir() { "is a directory, not a file" } else { "is not a regular file" };
+    Error::new(ErrorKind::NotAFile, format!("{given}: {what}")).with_path(given)
+}
+
+#[cfg(test)]
+mod tests;

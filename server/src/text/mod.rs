@@ -5,6 +5,7 @@
 mod decode;
 mod pos;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
@@ -81,6 +82,26 @@ impl fmt::Display for LineEnding {
 /// Whether `text` ends with a line break.
 pub fn ends_with_newline(text: &str) -> bool {
     text.ends_with('\n') || text.ends_with('\r')
+}
+
+/// Rewrites every line break in `text` (`\n`, `\r\n` or a lone `\r`) as `brk`, borrowing `text`
+/// when it already uses `brk` throughout.
+///
+/// This is how new text typed with `\n` takes a file's own line ending: tools pass
+/// `LineEnding::detect(base).break_for(base)` as `brk`. A final line break is converted like any
+/// other and never added or removed, so the caller decides the final-newline state.
+pub fn convert_breaks<'a>(text: &'a str, brk: &str) -> Cow<'a, str> {
+    if lines(text).all(|(_, b)| b.is_empty() || b == brk) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    for (content, b) in lines(text) {
+        out.push_str(content);
+        if !b.is_empty() {
+            out.push_str(brk);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// A text document held in a rope: an open editor buffer, or a file read for editing.
@@ -226,6 +247,25 @@ mod tests {
             assert_eq!(doc.line_count(), count, "{text:?}");
             assert_eq!(LineIndex::new(text).line_count(), count, "{text:?}");
         }
+    }
+
+    #[test]
+    fn converts_breaks() {
+        let table = [
+            ("", "\r\n", ""),
+            ("no break", "\r\n", "no break"),
+            ("a\nb\n", "\r\n", "a\r\nb\r\n"),
+            ("a\nb", "\r\n", "a\r\nb"),
+            ("a\r\nb\r\n", "\n", "a\nb\n"),
+            ("a\rb\r\nc\n", "\r", "a\rb\rc\r"),
+            ("\n\n", "\r\n", "\r\n\r\n"),
+            ("\u{1F600}\n\u{4E2D}", "\r\n", "\u{1F600}\r\n\u{4E2D}"),
+        ];
+        for (text, brk, want) in table {
+            assert_eq!(convert_breaks(text, brk), want, "{text:?} with {brk:?}");
+        }
+        assert!(matches!(convert_breaks("a\r\nb\r\n", "\r\n"), Cow::Borrowed(_)));
+        assert!(matches!(convert_breaks("a\nb", "\n"), Cow::Borrowed(_)));
     }
 
     #[test]

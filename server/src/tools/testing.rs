@@ -71,11 +71,31 @@ impl Fixture {
         fs::write(full, bytes).expect("write");
     }
 
+    /// The raw bytes of `path` inside the fixture, or `None` when there is no such file.
+    #[allow(dead_code)] // Used by the tools that change files.
+    pub fn read(&self, path: &str) -> Option<Vec<u8>> {
+        fs::read(self.dir.path().join(path)).ok()
+    }
+
     /// Calls the core tool `name` with `args`, returning its text or its error kind and message.
     pub fn call(&self, name: &str, args: Value) -> Result<String, (ErrorKind, String)> {
         let tool = super::find(name).expect("tool exists");
         let ctx = self.ctx();
         (tool.run)(&ctx, args).map(|o| o.text()).map_err(|e| (e.kind(), e.message().to_owned()))
+    }
+
+    /// Calls `name` and, when it returns a change, applies it to disk as `tether call` would
+    /// (through `sink::apply` and the disk sink); returns the tool's text or the error.
+    #[allow(dead_code)] // Used by the tools that change files.
+    pub fn apply(&self, name: &str, args: Value) -> Result<String, (ErrorKind, String)> {
+        let tool = super::find(name).expect("tool exists");
+        let ctx = self.ctx();
+        let fail = |e: crate::error::Error| (e.kind(), e.message().to_owned());
+        let out = (tool.run)(&ctx, args).map_err(fail)?;
+        if let Output::Change { plan, .. } = &out {
+            crate::sink::apply(&crate::sink::DiskSink, &self.config, &self.vfs, plan).map_err(fail)?;
+        }
+        Ok(out.text())
     }
 
     /// Calls `name` and returns its JSON output.

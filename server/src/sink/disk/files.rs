@@ -1,0 +1,159 @@
+//! The file-system steps the disk sink is built from, each one durable (fsynced) and, where the
+//! OS allows it, atomic. Paths here are real, absolute paths the sandbox already approved.
+
+use std::fs::{self, File, Permissions};
+use std::io::{self, Write as _};
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+
+/// Every temp or backup name tether creates starts with this, so that a file left behind by a
+/// killed process is recognisably tether's.
+pub const TEMP_PREFIX: &str = ".tether-";
+/// The suffix of a temp file holding new contents before it is renamed into place.
+pub const TEMP_SUFFIX: &str = ".tmp";
+/// The suffix of an entry moved aside (deleted or replaced) or of a copy of old contents, kept
+/// until the whole plan has been applied.
+pub const BACKUP_SUFFIX: &str = ".bak";
+
+/// The permission bits and owner of a file, carried over when it is rewritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner {
+    mode: u32,
+    uid: u32,
+    gid: u32,
+}
+
+impl Owner {
+    /// The permission bits and owner of `m`.
+    pub fn of(m: &fs::Metadata) -> Owner {
+        Owner { mode: m.mode() & 0o7777, uid: m.uid(), gid: m.gid() }
+    }
+
+    /// Gives `file` this owner (where permitted) and these permission bits.
+    fn apply(&self, file: &File) -> io::Result<()> {
+        let m = file.metadata()?;
+        // Only root may give a file to another user, and only a member may give it to a group;
+        // anyone else ends up owning the rewritten file, as with any editor's safe save. So a
+        // refusal is expected and ignored, and owner and group are tried separately.
+        if m.uid() != self.uid {
+            let _ = std::os::unix::fs::fchown(file, Some(self.uid), None);
+        }
+        if m.gid() != self.gid {
+            let _ = std::os::unix::fs::fchown(file, None, Some(self.gid));
+        }
+        // After the chown, which clears the set-id bits.
+        file.set_permissions(Permissions::from_mode(self.mode))
+    }
+}
+
+/// The directory holding `p` (`/` for the root, which never holds a file tether writes).
+pub fn parent(p: &Path) -> &Path {
+    p.parent().unwrap_or(Path::new("/"))
+}
+
+/// Writes `bytes` to `target` so that a reader (or a crash) sees the old file or the new one,
+/// never a mix: a temp file in the same directory is written, given `owner` (or, for a new file,
+/// the default mode of 0666 less the umask), fsynced, and renamed over `target` (or, when
+/// `clobber` is false, linked at `target` only if nothing is there yet); then the directory is
+/// fsynced so that the rename itself survives a crash.
+pub fn write_atomic(target: &Path, bytes: &[u8], owner: Option<Owner>, clobber: bool) -> io::Result<()> {
+    let dir = parent(target);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(TEMP_PREFIX).suffix(TEMP_SUFFIX);
+    if owner.is_none() {
+        // Created with mode 0666, which the kernel masks with the umask, as `open(2)` would.
+        builder.permissions(Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
+    // The owner and mode go on before the contents, so that a private file's new text is never
+    // readable by others, not even for a moment.
+    if let Some(o) = owner {
+        o.apply(tmp.as_file())?;
+    }
+    tmp.write_all(bytes)?;
+    if let Some(o) = owner.filter(|o| o.mode & 0o6000 != 0) {
+        // A write by a process without CAP_FSETID clears the set-id bits; put them back.
+        o.apply(tmp.as_file())?;
+    }
+    tmp.as_file().sync_all()?;
+    if clobber {
+        tmp.persist(target).map_err(|e| e.error)?;
+    } else {
+        tmp.persist_noclobber(target).map_err(|e| e.error)?;
+    }
+    sync_dir(dir)
+}
+
+/// Overwrites `target`'s contents in place, keeping its inode (and so every hard link to it):
+/// not atomic against a crash, which is why callers keep a copy of the old bytes first.
+pub fn write_in_place(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = fs::OpenOptions::new().write(true).open(target)?;
+    // Writing before truncating means the file is never seen empty.
+    f.write_all(bytes)?;
+    f.set_len(bytes.len() as u64)?;
+    f.sync_all()
+}
+
+/// Writes `bytes` with `owner` to a new backup file beside `target` and returns its path.
+pub fn write_backup(target: &Path, bytes: &[u8], owner: Owner) -> io::Result<PathBuf> {
+    let dir = parent(target);
+    let mut tmp = tempfile::Builder::new().prefix(TEMP_PREFIX).suffix(BACKUP_SUFFIX).tempfile_in(dir)?;
+    owner.apply(tmp.as_file())?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    let (_, path) = tmp.keep().map_err(|e| e.error)?;
+    sync_dir(dir)?;
+    Ok(path)
+}
+
+/// Moves `target` (a file, a directory, or a symlink, which is not followed) to a fresh backup
+/// name in the same directory and returns that name.
+pub fn move_aside(target: &Path) -> io::Result<PathBuf> {
+    let dir = parent(target);
+    // `make_in` picks a random unused name and retries when the rename finds it taken; the
+    // backup is never deleted by the temp-file machinery (cleanup disabled): only the sink
+    // removes it, once the plan has succeeded.
+    let named = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .suffix(BACKUP_SUFFIX)
+        .disable_cleanup(true)
+        .make_in(dir, |p| rename_noclobber(target, p))?;
+    let path = named.path().to_path_buf();
+    sync_dir(dir)?;
+    Ok(path)
+}
+
+/// Renames `from` to `to`, failing with `AlreadyExists` instead of replacing anything at `to`.
+pub fn rename_noclobber(from: &Path, to: &Path) -> io::Result<()> {
+    // tempfile's no-clobber persist is `renameat2(RENAME_NOREPLACE)` (falling back to link and
+    // unlink); borrowing it through a `TempPath` whose cleanup is disabled renames any entry.
+    let mut p = tempfile::TempPath::try_from_path(from)?;
+    p.disable_cleanup(true);
+    match p.persist_noclobber(to) {
+        Ok(()) => Ok(()),
+        // A file system without RENAME_NOREPLACE cannot hard-link a directory either: check,
+        // then rename (a race here needs another process creating the very same name).
+        Err(e)
+            if e.error.kind() != io::ErrorKind::AlreadyExists
+                && fs::symlink_metadata(from).is_ok_and(|m| m.is_dir())
+                && fs::symlink_metadata(to).is_err_and(|e| e.kind() == io::ErrorKind::NotFound) =>
+        {
+            fs::rename(from, to)
+        }
+        Err(e) => Err(e.error),
+    }
+}
+
+/// Removes a file, a symlink (not followed) or a directory with everything in it.
+pub fn remove_any(p: &Path) -> io::Result<()> {
+    if fs::symlink_metadata(p)?.is_dir() {
+        fs::remove_dir_all(p)
+    } else {
+        fs::remove_file(p)
+    }
+}
+
+/// Flushes a directory's entries to disk, so that a rename or a new name in it survives a crash.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
