@@ -1,6 +1,7 @@
 //! Directory walks inside the sandbox, with the gitignore stack.
 
-use ignore::WalkBuilder;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::{Match, WalkBuilder};
 
 use super::{SandboxPath, Workspace};
 
@@ -52,23 +53,41 @@ impl Default for WalkOptions {
 impl Workspace {
     /// A walker over `dir` that stays inside the sandbox: it never follows symlinks (a walk
     /// yields a link as a link, which callers skip), always skips `.git/`, and applies `opts`.
+    ///
+    /// Ignore files are read only inside the roots: the user's global gitignore and the ignore
+    /// files of directories above the root are not consulted (reading them would read outside
+    /// the workspace), while those between the root and `dir` are applied as git would.
     pub fn walker(&self, dir: &SandboxPath, opts: WalkOptions) -> WalkBuilder {
         let mut b = WalkBuilder::new(dir.real());
         b.follow_links(false)
             .hidden(!opts.hidden)
             .git_ignore(opts.gitignore)
-            .git_global(opts.gitignore)
+            .git_global(false)
             .git_exclude(opts.gitignore)
             .ignore(opts.gitignore)
-            .parents(opts.gitignore)
+            .parents(false)
             // Honour .gitignore files even outside a git repository, as users expect from a
             // project folder that is not (yet) a repository.
             .require_git(false)
             .max_depth(opts.max_depth);
+        let inherited = if opts.gitignore { self.inherited_ignores(dir) } else { Vec::new() };
         let skip_build = opts.skip_build_dirs;
         b.filter_entry(move |e| {
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-            if !is_dir || e.depth() == 0 {
+            if e.depth() == 0 {
+                return true;
+            }
+            // The deepest ignore file that has an opinion decides, as in git. Each entry is matched
+            // on its own path: a pruned directory is never entered, and the start directory itself
+            // is searched even when ignored, as ripgrep does for a path it is given.
+            for gi in &inherited {
+                match gi.matched(e.path(), is_dir) {
+                    Match::Ignore(_) => return false,
+                    Match::Whitelist(_) => break,
+                    Match::None => {}
+                }
+            }
+            if !is_dir {
                 return true;
             }
             let name = e.file_name().to_string_lossy();
@@ -78,5 +97,80 @@ impl Workspace {
             !(skip_build && SKIPPED_DIRS.contains(&name.as_ref()))
         });
         b
+    }
+
+    /// The ignore files of the directories from `dir`'s root down to `dir`'s parent, deepest
+    /// first: the rules a walk that starts below the root still has to honour.
+    fn inherited_ignores(&self, dir: &SandboxPath) -> Vec<Gitignore> {
+        let root = &self.roots()[dir.root_index()];
+        let mut out = Vec::new();
+        let mut cur = dir.real().parent();
+        while let Some(d) = cur {
+            if !d.starts_with(root) {
+                break;
+            }
+            let mut builder = GitignoreBuilder::new(d);
+            let mut any = false;
+            for name in [".gitignore", ".ignore"] {
+                let f = d.join(name);
+                if f.is_file() {
+                    any = true;
+                    if let Some(e) = builder.add(&f) {
+                        tracing::debug!(file = %f.display(), error = %e, "ignore file partly unreadable");
+                    }
+                }
+            }
+            if any {
+                match builder.build() {
+                    Ok(gi) => out.push(gi),
+                    Err(e) => tracing::debug!(dir = %d.display(), error = %e, "ignore rules not built"),
+                }
+            }
+            cur = d.parent();
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+
+    fn names(ws: &Workspace, dir: &str, opts: WalkOptions) -> Vec<String> {
+        let d = ws.resolve(dir).expect("inside");
+        let mut out: Vec<String> = ws
+            .walker(&d, opts)
+            .build()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .map(|e| ws.relative(e.path()))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn ignore_files_apply_inside_the_roots_only() {
+        let top = tempfile::tempdir().expect("tempdir");
+        let root = top.path().join("root");
+        fs::create_dir_all(root.join("src/gen")).expect("mkdir");
+        // Above the root: must not be read, so `kept.log` stays visible.
+        fs::write(top.path().join(".gitignore"), "*.log\n").expect("write");
+        fs::write(root.join(".gitignore"), "gen/\n*.tmp\n!keep.tmp\n").expect("write");
+        for f in ["src/a.rs", "src/gen/b.rs", "src/x.tmp", "src/keep.tmp", "src/kept.log"] {
+            fs::write(root.join(f), "x").expect("write");
+        }
+        let ws = Workspace::new([&root]).expect("workspace");
+        let want = [".gitignore", "src/a.rs", "src/keep.tmp", "src/kept.log"];
+        // Walking the root and walking a subdirectory honour the same rules.
+        assert_eq!(names(&ws, ".", WalkOptions::default()), want.map(|s| s.to_owned()).to_vec());
+        assert_eq!(
+            names(&ws, "src", WalkOptions::default()),
+            want[1..].iter().map(|s| (*s).to_owned()).collect::<Vec<_>>()
+        );
+        let all = names(&ws, "src", WalkOptions { gitignore: false, ..WalkOptions::default() });
+        assert_eq!(all.len(), 5, "{all:?}");
     }
 }
