@@ -17,9 +17,10 @@ use std::ops::Range;
 
 use super::closest::{closest, split_lines, Closest};
 use super::reindent::reindent;
-use super::view::{to_breaks, Mapped};
+use super::view::Mapped;
 use super::TextChange;
 use crate::error::{Error, ErrorKind};
+use crate::text::convert_breaks;
 use crate::text::{LineEnding, LineIndex, Offset};
 
 /// One way of finding `old_string` in a text.
@@ -233,7 +234,7 @@ pub fn replace(text: &str, old: &str, new: &str, replace_all: bool) -> Result<Re
                 let text = (strategy.adapt)(old, new, &hay[r.clone()]);
                 let start = view.to_orig(r.start).unwrap_or(0);
                 let end = view.to_orig(r.end).unwrap_or(start);
-                TextChange::new(start, end, to_breaks(&text, brk))
+                TextChange::new(start, end, convert_breaks(&text, brk))
             })
             .collect();
         return Ok(Replaced { changes, strategy });

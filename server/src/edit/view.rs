@@ -7,8 +7,6 @@
 
 use std::borrow::Cow;
 
-use crate::text::lines;
-
 /// One character that normalisation changed: `norm_len` bytes at `norm` in the view stand for
 /// `orig_len` bytes at `orig` in the original.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,26 +125,6 @@ pub fn fold_punctuation(c: char) -> Option<&'static str> {
     })
 }
 
-/// `text` with every line break written as `brk`. Text a model sends uses `\n`; a file keeps its
-/// own break. (A private twin of what `text::convert_breaks` will offer; the lead may dedupe.)
-pub fn to_breaks<'t>(text: &'t str, brk: &str) -> Cow<'t, str> {
-    let needs = match brk {
-        "\n" => text.contains('\r'),
-        _ => lines(text).any(|(_, b)| !b.is_empty() && b != brk),
-    };
-    if !needs {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + text.len() / 16);
-    for (content, b) in lines(text) {
-        out.push_str(content);
-        if !b.is_empty() {
-            out.push_str(brk);
-        }
-    }
-    Cow::Owned(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,7 +160,7 @@ mod tests {
             ("a\r\n", "\r\n", "a\r\n"),
         ];
         for (text, brk, want) in table {
-            assert_eq!(to_breaks(text, brk), want, "{text:?}");
+            assert_eq!(crate::text::convert_breaks(text, brk), want, "{text:?}");
         }
     }
 }

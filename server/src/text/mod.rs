@@ -91,7 +91,12 @@ pub fn ends_with_newline(text: &str) -> bool {
 /// `LineEnding::detect(base).break_for(base)` as `brk`. A final line break is converted like any
 /// other and never added or removed, so the caller decides the final-newline state.
 pub fn convert_breaks<'a>(text: &'a str, brk: &str) -> Cow<'a, str> {
-    if lines(text).all(|(_, b)| b.is_empty() || b == brk) {
+    let unchanged = match brk {
+        // The common case (model text into an LF file) needs only a scan for `\r`.
+        "\n" => !text.contains('\r'),
+        _ => lines(text).all(|(_, b)| b.is_empty() || b == brk),
+    };
+    if unchanged {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + text.len() / 16);

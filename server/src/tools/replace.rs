@@ -10,9 +10,10 @@ use super::edit_file::read_editable;
 use super::{parse_args, schema_of, Context, Effects, Output, Tool};
 use crate::edit::matcher::line_span;
 use crate::edit::replace::Template;
-use crate::edit::view::{to_breaks, Mapped};
+use crate::edit::view::Mapped;
 use crate::edit::{Base, EditPlan, FileOp, TextChange};
 use crate::error::{Error, ErrorKind, Result};
+use crate::text::convert_breaks;
 use crate::text::{LineEnding, LineIndex};
 use crate::workspace::SandboxPath;
 
@@ -116,7 +117,7 @@ pub fn replace(ctx: &Context<'_>, args: ReplaceArgs) -> Result<Output> {
             return;
         }
         count += 1;
-        let text = to_breaks(&text(), brk).into_owned();
+        let text = convert_breaks(&text(), brk).into_owned();
         let (start, end) = (view.to_orig(s).unwrap_or(0), view.to_orig(e).unwrap_or(0));
         // A replacement equal to its match counts, but changes nothing.
         if file.text[start..end] != text {
