@@ -314,5 +314,5 @@ fn describes_itself() {
     assert_eq!(schema["properties"]["timeout_ms"]["default"], 120_000);
     assert_eq!(schema["properties"]["timeout_ms"]["maximum"], 600_000);
     assert_eq!(schema["additionalProperties"], false);
-    assert_eq!(run::TOOL.effects, Effects { read_only: false, destructive: true, idempotent: false });
+    assert_eq!(run::TOOL.effects, Effects { read_only: false, destructive: true, idempotent: false, open_world: true });
 }

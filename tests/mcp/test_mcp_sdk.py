@@ -22,7 +22,7 @@ async def test_initialize_and_list(tree):
             for field, schema in t.input_schema.get("properties", {}).items():
                 assert schema.get("description"), f"{t.name}.{field} has no description"
             assert t.annotations.read_only_hint == (t.name in READ_TOOLS), t.name
-            assert t.annotations.open_world_hint is False
+            assert t.annotations.open_world_hint == (t.name == "run"), t.name
 
 
 @pytest.mark.anyio
@@ -62,3 +62,66 @@ async def test_errors(tree):
         with pytest.raises(Exception) as e:
             await s.call_tool("no_such_tool", {})
         assert "unknown tool" in str(e.value)
+
+
+@pytest.mark.anyio
+async def test_change_tools_land_on_disk(tree):
+    root = tree / "root"
+    async with session(root) as s:
+        async def ok(tool, args):
+            r = await s.call_tool(tool, args)
+            assert not r.is_error, f"{tool}: {text_of(r)}"
+            return r
+
+        r = await ok("write_file", {"path": "new/notes.md", "content": "first\n"})
+        assert "created" in text_of(r)
+        assert (root / "new" / "notes.md").read_text() == "first\n"
+
+        # A tolerant match: the model's indentation differs from the file's.
+        r = await ok("edit_file", {"path": "src/main.py", "old_string": "def main():\n  return 1",
+                                   "new_string": "def main():\n  return 2"})
+        assert (root / "src" / "main.py").read_text() == "def main():\n    return 2\n"
+
+        await ok("multi_edit", {"path": "src/util.py", "edits": [
+            {"old_string": "VALUE = 42", "new_string": "VALUE = 43"},
+            {"old_string": "import os", "new_string": "import sys"}]})
+        assert (root / "src" / "util.py").read_text() == "import sys\n\nVALUE = 43\n"
+
+        r = await ok("replace", {"path": "crlf.txt", "pattern": "t(w)o", "replacement": "T$1O", "regex": True})
+        assert (root / "crlf.txt").read_bytes() == b"one\r\nTwO\r\n", "CRLF kept"
+
+        await ok("insert", {"path": "crlf.txt", "line": 1, "content": "zero\n"})
+        await ok("append", {"path": "crlf.txt", "content": "three\n"})
+        assert (root / "crlf.txt").read_bytes() == b"zero\r\none\r\nTwO\r\nthree\r\n"
+
+        patch = ("--- a/docs/guide.md\n+++ b/docs/guide.md\n@@ -1,3 +1,3 @@\n # Guide\n \n-Hello tether.\n"
+                 "+Hello, tether.\n--- /dev/null\n+++ b/docs/new.md\n@@ -0,0 +1 @@\n+new page\n")
+        r = await ok("apply_patch", {"patch": patch})
+        assert (root / "docs" / "guide.md").read_text() == "# Guide\n\nHello, tether.\n"
+        assert (root / "docs" / "new.md").read_text() == "new page\n"
+
+        await ok("mkdir", {"path": "a/b/c"})
+        assert (root / "a" / "b" / "c").is_dir()
+        await ok("move", {"source": "docs/new.md", "destination": "a/b/c/moved.md"})
+        assert (root / "a" / "b" / "c" / "moved.md").read_text() == "new page\n"
+        await ok("delete", {"path": "a", "recursive": True})
+        assert not (root / "a").exists()
+
+        r = await ok("run", {"command": "echo hi; echo oops >&2; exit 3", "cwd": "src"})
+        assert r.structured_content["exit_code"] == 3
+        assert r.structured_content["stdout"] == "hi\n"
+        assert r.structured_content["stderr"] == "oops\n"
+
+
+@pytest.mark.anyio
+async def test_failed_patch_changes_nothing(tree):
+    root = tree / "root"
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
+    async with session(root) as s:
+        patch = ("--- a/src/main.py\n+++ b/src/main.py\n@@ -1,2 +1,2 @@\n def main():\n-    return 1\n+    return 9\n"
+                 "--- a/src/util.py\n+++ b/src/util.py\n@@ -1 +1 @@\n-import os\n+import re\n"
+                 "--- a/docs/guide.md\n+++ b/docs/guide.md\n@@ -1 +1 @@\n-# Not the title\n+# Title\n")
+        err = error_of(await s.call_tool("apply_patch", {"patch": patch}))
+        assert err["error"] == "patch_failed" and "docs/guide.md" in err["message"]
+    after = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
+    assert after == before

@@ -176,7 +176,7 @@ fn to_mcp_tool(t: &ToolInfo) -> McpTool {
         Some(t.effects.read_only),
         Some(t.effects.destructive),
         Some(t.effects.idempotent),
-        Some(false),
+        Some(t.effects.open_world),
     );
     McpTool::new(t.name, t.description, Arc::new(schema)).with_annotations(annotations)
 }

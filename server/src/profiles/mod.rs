@@ -39,7 +39,7 @@ impl ToolInfo {
                 "readOnlyHint": self.effects.read_only,
                 "destructiveHint": self.effects.destructive,
                 "idempotentHint": self.effects.idempotent,
-                "openWorldHint": false,
+                "openWorldHint": self.effects.open_world,
             },
         })
     }

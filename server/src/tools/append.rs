@@ -35,7 +35,7 @@ so is the file's final-newline state: a file that ended with a line break still 
 not still does not. Nothing else in the file is touched, so this suits logs, lists and changelogs \
 better than rewriting the whole file.",
     schema: schema_of::<AppendArgs>,
-    effects: Effects { read_only: false, destructive: false, idempotent: false },
+    effects: Effects { read_only: false, destructive: false, idempotent: false, open_world: false },
     run: |ctx, args| append(ctx, parse_args(args)?),
 };
 

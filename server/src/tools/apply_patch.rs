@@ -47,7 +47,7 @@ naming the file, the hunk, and the lines it expected; creating an existing file 
 one is refused. Prefer `edit_file` for one small change; prefer this for many changes or files. \
 With `dry_run` it returns the diff it would apply and changes nothing.",
     schema: schema_of::<ApplyPatchArgs>,
-    effects: Effects { read_only: false, destructive: true, idempotent: false },
+    effects: Effects { read_only: false, destructive: true, idempotent: false, open_world: false },
     run: |ctx, args: Value| apply_patch(ctx, parse_args(args)?),
 };
 

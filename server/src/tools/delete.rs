@@ -31,7 +31,7 @@ directory. A directory must be empty unless `recursive` is true, which deletes i
 in it; the result says how many files and directories went. Workspace roots cannot be deleted. \
 Outside an editor there is no undo: check the path first.",
     schema: schema_of::<DeleteArgs>,
-    effects: Effects { read_only: false, destructive: true, idempotent: true },
+    effects: Effects { read_only: false, destructive: true, idempotent: true, open_world: false },
     run: |ctx, args| delete(ctx, parse_args(args)?),
 };
 

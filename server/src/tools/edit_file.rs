@@ -46,7 +46,7 @@ no_match (showing the file's most similar lines with their numbers), ambiguous_m
 of every match), or invalid_input; nothing is changed on failure. Use multi_edit for several edits to \
 one file, replace for regex or line-range replacements, write_file to create or rewrite a file.",
     schema: schema_of::<EditFileArgs>,
-    effects: Effects { read_only: false, destructive: true, idempotent: false },
+    effects: Effects { read_only: false, destructive: true, idempotent: false, open_world: false },
     run: |ctx, args: Value| edit_file(ctx, parse_args(args)?),
 };
 

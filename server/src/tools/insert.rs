@@ -39,7 +39,7 @@ line break is added at its end if missing. Line breaks take the file's style (a 
 CRLF), and the BOM and the file's final-newline state are kept. Use it to add code at a known line \
 without matching any text; to change existing lines, use edit_file.",
     schema: schema_of::<InsertArgs>,
-    effects: Effects { read_only: false, destructive: false, idempotent: false },
+    effects: Effects { read_only: false, destructive: false, idempotent: false, open_world: false },
     run: |ctx, args| insert(ctx, parse_args(args)?),
 };
 

@@ -24,7 +24,7 @@ pub const TOOL: Tool = Tool {
 already exists is not an error (the result says so); a file at the path is. There is no need to \
 call this before write_file or move, which create missing parents themselves.",
     schema: schema_of::<MkdirArgs>,
-    effects: Effects { read_only: false, destructive: false, idempotent: true },
+    effects: Effects { read_only: false, destructive: false, idempotent: true, open_world: false },
     run: |ctx, args| mkdir(ctx, parse_args(args)?),
 };
 

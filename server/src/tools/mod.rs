@@ -135,11 +135,14 @@ pub struct Effects {
     pub destructive: bool,
     /// Calling it twice with the same arguments has no further effect.
     pub idempotent: bool,
+    /// The tool may reach beyond the workspace (a command can use the network or any file the
+    /// user can); the file tools cannot.
+    pub open_world: bool,
 }
 
 impl Effects {
     /// A read-only tool.
-    pub const READ: Effects = Effects { read_only: true, destructive: false, idempotent: true };
+    pub const READ: Effects = Effects { read_only: true, destructive: false, idempotent: true, open_world: false };
 }
 
 /// One core operation as a value: its name, description, schema, effects and entry point.

@@ -33,7 +33,7 @@ An existing destination is refused unless `overwrite` is true, which replaces a 
 directory). A symlink is moved as the link itself. Contents, line endings and permissions are kept \
 as they are. Workspace roots cannot be moved.",
     schema: schema_of::<MoveArgs>,
-    effects: Effects { read_only: false, destructive: true, idempotent: false },
+    effects: Effects { read_only: false, destructive: true, idempotent: false, open_world: false },
     run: |ctx, args| r#move(ctx, parse_args(args)?),
 };
 

@@ -47,7 +47,7 @@ is applied, and the error names the failing entry (`edits[2]: ...`). Prefer it t
 edit_file calls on the same file. Write line breaks as `\\n`: the file keeps its own line endings, \
 BOM and final newline.",
     schema: schema_of::<MultiEditArgs>,
-    effects: Effects { read_only: false, destructive: true, idempotent: false },
+    effects: Effects { read_only: false, destructive: true, idempotent: false, open_world: false },
     run: |ctx, args: Value| multi_edit(ctx, parse_args(args)?),
 };
 

@@ -69,7 +69,7 @@ inserted as is. Restrict matches to lines `start_line`..`end_line` (1-based, inc
 anything. Line breaks read as `\\n` whatever the file uses, and written ones take the file's own. \
 Fails with no_match when nothing matches. For one specific change with context use edit_file.",
     schema: schema_of::<ReplaceArgs>,
-    effects: Effects { read_only: false, destructive: true, idempotent: false },
+    effects: Effects { read_only: false, destructive: true, idempotent: false, open_world: false },
     run: |ctx, args: Value| replace(ctx, parse_args(args)?),
 };
 

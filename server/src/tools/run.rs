@@ -59,7 +59,7 @@ cannot leave a server running. Each of stdout and stderr is returned up to 512 K
 the file named by `stdout_spill`/`stderr_spill` (under `.tether/run/`), which `read_file` can \
 page (a negative offset reads the end). Not available in read-only mode.",
     schema: schema_of::<RunArgs>,
-    effects: Effects { read_only: false, destructive: true, idempotent: false },
+    effects: Effects { read_only: false, destructive: true, idempotent: false, open_world: true },
     run: |ctx, args: Value| run_command(ctx, parse_args(args)?).map(Output::Json),
 };
 

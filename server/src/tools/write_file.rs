@@ -38,7 +38,7 @@ small edit. To change part of a file, prefer edit_file: it does not need the who
 files, and text files tether cannot write back exactly (UTF-16, invalid UTF-8), are refused: delete \
 such a file first to replace it.",
     schema: schema_of::<WriteFileArgs>,
-    effects: Effects { read_only: false, destructive: true, idempotent: true },
+    effects: Effects { read_only: false, destructive: true, idempotent: true, open_world: false },
     run: |ctx, args| write_file(ctx, parse_args(args)?),
 };
 
