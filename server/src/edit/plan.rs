@@ -35,8 +35,9 @@ impl TextChange {
 /// The text a file edit was computed against.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Base {
-    /// The whole base text (shared, never copied per change).
-    pub text: Arc<str>,
+    /// The whole base text (shared, never copied per change; an `Arc<String>` rather than an
+    /// `Arc<str>` so that taking over a file's text costs no copy).
+    pub text: Arc<String>,
     /// The encoding of the file, kept when writing back.
     pub encoding: Encoding,
     /// Whether the file has a BOM, kept when writing back.
@@ -47,7 +48,7 @@ pub struct Base {
 
 impl From<FileText> for Base {
     fn from(f: FileText) -> Base {
-        Base { text: f.text.into(), encoding: f.encoding, bom: f.bom, origin: f.origin }
+        Base { text: Arc::new(f.text), encoding: f.encoding, bom: f.bom, origin: f.origin }
     }
 }
 
@@ -121,10 +122,17 @@ impl EditPlan {
         EditPlan { ops: vec![op] }
     }
 
-    /// A plan that edits `base` of `path` into `new_text`, as the minimal set of changes.
-    /// Returns an empty plan when nothing changes.
+    /// A plan that edits `base` of `path` into `new_text`. Returns an empty plan when nothing
+    /// changes.
+    ///
+    /// An editor buffer gets the minimal set of changes, so that its undo history, cursors and
+    /// marks see only what changed; a file on disk, which is rewritten whole anyway, gets the
+    /// one change between the common prefix and suffix, which costs a single scan.
     pub fn edit_to(path: SandboxPath, base: Base, new_text: &str) -> EditPlan {
-        let changes = minimal_changes(&base.text, new_text);
+        let changes = match base.origin {
+            Origin::Buffer { .. } => minimal_changes(&base.text, new_text),
+            Origin::Disk => middle_change(&base.text, new_text).into_iter().collect(),
+        };
         if changes.is_empty() {
             return EditPlan::default();
         }
@@ -230,28 +238,37 @@ pub const MINIMAL_CHANGES_TIMEOUT: Duration = Duration::from_millis(50);
 /// first (so a one-line change in a large file costs one scan), then the middle is diffed by
 /// lines, and each changed line run becomes one change.
 pub fn minimal_changes(old: &str, new: &str) -> Vec<TextChange> {
-    if old == new {
+    let Some(middle) = middle_change(old, new) else {
         return Vec::new();
+    };
+    if middle.range.end.get() - middle.range.start.get() + middle.text.len() < 2 * 1024 {
+        // A small middle (the usual single edit) is already minimal enough to send as is.
+        return vec![middle];
     }
-    let prefix = common_prefix_len(old, new);
-    let suffix = common_suffix_len(&old[prefix..], &new[prefix..]);
+    let prefix = middle.range.start.get();
+    let suffix = old.len() - middle.range.end.get();
     // Widen to whole lines so the diff below works on complete lines.
     let start = old[..prefix].rfind('\n').map_or(0, |i| i + 1);
     let old_mid = &old[start..old.len() - suffix];
     let new_mid = &new[start..new.len() - suffix];
     let diff =
         TextDiff::configure().algorithm(Algorithm::Myers).timeout(MINIMAL_CHANGES_TIMEOUT).diff_lines(old_mid, new_mid);
-    let old_lines: Vec<&str> = diff.old_slices().to_vec();
     let new_lines: Vec<&str> = diff.new_slices().to_vec();
-    let offset_of = |lines: &[&str], idx: usize| lines[..idx].iter().map(|l| l.len()).sum::<usize>();
+    // Byte offset of each old line (and of the end), so each op's range is one lookup.
+    let old_starts: Vec<usize> = std::iter::once(0)
+        .chain(diff.old_slices().iter().scan(0, |at, l| {
+            *at += l.len();
+            Some(*at)
+        }))
+        .collect();
     let mut changes: Vec<TextChange> = Vec::new();
     for op in diff.ops() {
         if let DiffOp::Equal { .. } = op {
             continue;
         }
         let (o, n) = (op.old_range(), op.new_range());
-        let s = start + offset_of(&old_lines, o.start);
-        let e = start + offset_of(&old_lines, o.end);
+        let s = start + old_starts[o.start];
+        let e = start + old_starts[o.end];
         let text: String = new_lines[n].concat();
         match changes.last_mut() {
             Some(last) if last.range.end.get() == s => {
@@ -262,6 +279,17 @@ pub fn minimal_changes(old: &str, new: &str) -> Vec<TextChange> {
         }
     }
     changes
+}
+
+/// The one change that replaces what lies between the common prefix and the common suffix of
+/// `old` and `new`; `None` when they are equal.
+pub fn middle_change(old: &str, new: &str) -> Option<TextChange> {
+    if old == new {
+        return None;
+    }
+    let prefix = common_prefix_len(old, new);
+    let suffix = common_suffix_len(&old[prefix..], &new[prefix..]);
+    Some(TextChange::new(prefix, old.len() - suffix, &new[prefix..new.len() - suffix]))
 }
 
 fn common_prefix_len(a: &str, b: &str) -> usize {

@@ -32,12 +32,12 @@ use std::fs;
 use std::io;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use self::files::{parent, Owner};
 use super::{Applied, Destination, Sink};
-use crate::edit::{apply_changes, Base, EditPlan, FileOp, TextChange};
+use crate::edit::{Base, EditPlan, FileOp, TextChange};
 use crate::error::{Error, ErrorKind, Result};
-use crate::text::encode_utf8;
 use crate::vfs::{Origin, Vfs};
 use crate::workspace::SandboxPath;
 
@@ -64,7 +64,7 @@ impl Sink for DiskSink {
 #[derive(Debug)]
 enum Undo {
     /// Put the old bytes back (in place for a hard-linked file), with the old mode and owner.
-    Restore { path: PathBuf, bytes: Vec<u8>, owner: Owner, in_place: bool },
+    Restore { path: PathBuf, bytes: OldBytes, owner: Owner, in_place: bool },
     /// Remove a file the plan created.
     RemoveFile(PathBuf),
     /// Remove a directory the plan created.
@@ -76,9 +76,9 @@ enum Undo {
 impl Undo {
     fn run(&self) -> io::Result<()> {
         match self {
-            Undo::Restore { path, bytes, in_place: true, .. } => files::write_in_place(path, bytes),
+            Undo::Restore { path, bytes, in_place: true, .. } => files::write_in_place(path, &bytes.segments()),
             Undo::Restore { path, bytes, owner, in_place: false } => {
-                files::write_atomic(path, bytes, Some(*owner), true)
+                files::write_atomic(path, &bytes.segments(), Some(*owner), true)
             }
             Undo::RemoveFile(p) => fs::remove_file(p).and_then(|()| files::sync_dir(parent(p))),
             Undo::RemoveDir(p) => fs::remove_dir(p).and_then(|()| files::sync_dir(parent(p))),
@@ -87,6 +87,31 @@ impl Undo {
                 files::sync_dir(parent(to))
             }),
         }
+    }
+}
+
+/// A file's bytes before a step changed them: read from disk, or (when the step checked that the
+/// file still held its base text) that base text itself, so no second copy is kept.
+#[derive(Debug)]
+enum OldBytes {
+    Read(Vec<u8>),
+    Base { text: Arc<String>, bom: bool },
+}
+
+impl OldBytes {
+    fn segments(&self) -> Vec<&[u8]> {
+        match self {
+            OldBytes::Read(b) => vec![b],
+            OldBytes::Base { text, bom } => vec![bom_bytes(*bom), text.as_bytes()],
+        }
+    }
+}
+
+fn bom_bytes(bom: bool) -> &'static [u8] {
+    if bom {
+        b"\xEF\xBB\xBF"
+    } else {
+        b""
     }
 }
 
@@ -121,16 +146,20 @@ impl Transaction<'_> {
             }
             Err(e) => return Err(Error::io(&e, given)),
         }
-        let current = fs::read(path.real()).map_err(|e| Error::io(&e, given))?;
-        if base.origin == Origin::Disk && !is_encoding_of(&current, base) {
-            return Err(conflict(given, "changed on disk since it was read"));
-        }
-        let new = encode_utf8(&apply_changes(&base.text, changes), base.bom);
-        self.replace(path, current, &new)
+        let old = if base.origin == Origin::Disk {
+            let base_bytes = [bom_bytes(base.bom), base.text.as_bytes()];
+            if !files::holds(path.real(), &base_bytes).map_err(|e| Error::io(&e, given))? {
+                return Err(conflict(given, "changed on disk since it was read"));
+            }
+            OldBytes::Base { text: base.text.clone(), bom: base.bom }
+        } else {
+            OldBytes::Read(fs::read(path.real()).map_err(|e| Error::io(&e, given))?)
+        };
+        self.replace(path, old, &new_segments(base, changes))
     }
 
     /// Replaces the contents of the existing file `path` (whose current bytes are `old`).
-    fn replace(&mut self, path: &SandboxPath, old: Vec<u8>, new: &[u8]) -> Result<()> {
+    fn replace(&mut self, path: &SandboxPath, old: OldBytes, new: &[&[u8]]) -> Result<()> {
         let (target, given) = (path.real(), path.given());
         let meta = fs::metadata(target).map_err(|e| Error::io(&e, given))?;
         if !meta.is_file() {
@@ -138,7 +167,7 @@ impl Transaction<'_> {
         }
         let owner = Owner::of(&meta);
         if meta.nlink() > 1 {
-            let backup = files::write_backup(target, &old, owner).map_err(|e| Error::io(&e, given))?;
+            let backup = files::write_backup(target, &old.segments(), owner).map_err(|e| Error::io(&e, given))?;
             self.cleanup.push(backup);
             // Recorded before writing: a write that fails half-way must be undone too.
             self.undo
@@ -159,11 +188,11 @@ impl Transaction<'_> {
             Ok(_) if !overwrite => Err(conflict(given, "already exists, and the change was to create it")),
             Ok(_) => {
                 let old = fs::read(target).map_err(|e| Error::io(&e, given))?;
-                self.replace(path, old, text.as_bytes())
+                self.replace(path, OldBytes::Read(old), &[text.as_bytes()])
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 self.create_dirs(parent(target), given)?;
-                files::write_atomic(target, text.as_bytes(), None, false).map_err(|e| {
+                files::write_atomic(target, &[text.as_bytes()], None, false).map_err(|e| {
                     if e.kind() == io::ErrorKind::AlreadyExists {
                         conflict(given, "was created by someone else meanwhile")
                     } else {
@@ -342,11 +371,6 @@ impl Transaction<'_> {
 }
 
 /// Whether `bytes` are exactly what `base` was decoded from.
-fn is_encoding_of(bytes: &[u8], base: &Base) -> bool {
-    let bom: &[u8] = if base.bom { b"\xEF\xBB\xBF" } else { b"" };
-    bytes.len() == bom.len() + base.text.len() && bytes.starts_with(bom) && &bytes[bom.len()..] == base.text.as_bytes()
-}
-
 fn conflict(given: &str, what: &str) -> Error {
     Error::new(ErrorKind::Conflict, format!("{given}: {what}; nothing was changed, read it again and redo the change"))
         .with_path(given)
@@ -359,3 +383,19 @@ fn not_a_file(given: &str, meta: &fs::Metadata) -> Error {
 
 #[cfg(test)]
 mod tests;
+
+/// The new bytes of an edited file, as slices of its base text and of the changes: BOM first
+/// when the file had one.
+fn new_segments<'a>(base: &'a Base, changes: &'a [TextChange]) -> Vec<&'a [u8]> {
+    let text = base.text.as_bytes();
+    let mut out = Vec::with_capacity(changes.len() * 2 + 2);
+    out.push(bom_bytes(base.bom));
+    let mut at = 0;
+    for c in changes {
+        out.push(&text[at..c.range.start.get()]);
+        out.push(c.text.as_bytes());
+        at = c.range.end.get();
+    }
+    out.push(&text[at..]);
+    out
+}

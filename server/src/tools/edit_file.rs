@@ -146,7 +146,7 @@ pub(crate) mod testing {
             [] => Ok((format!("{bom}{}", now.text), summary)),
             [FileOp::Edit { path: edited, base, changes }] => {
                 assert_eq!(edited.real(), p.real(), "{args}");
-                assert_eq!(&*base.text, now.text, "{args}: plan computed against another text");
+                assert_eq!(*base.text, now.text, "{args}: plan computed against another text");
                 let bom = if base.bom { "\u{feff}" } else { "" };
                 Ok((format!("{bom}{}", apply_changes(&base.text, changes)), summary))
             }

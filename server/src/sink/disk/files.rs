@@ -2,7 +2,7 @@
 //! OS allows it, atomic. Paths here are real, absolute paths the sandbox already approved.
 
 use std::fs::{self, File, Permissions};
-use std::io::{self, Write as _};
+use std::io::{self, Read as _, Write};
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
@@ -56,7 +56,7 @@ pub fn parent(p: &Path) -> &Path {
 /// the default mode of 0666 less the umask), fsynced, and renamed over `target` (or, when
 /// `clobber` is false, linked at `target` only if nothing is there yet); then the directory is
 /// fsynced so that the rename itself survives a crash.
-pub fn write_atomic(target: &Path, bytes: &[u8], owner: Option<Owner>, clobber: bool) -> io::Result<()> {
+pub fn write_atomic(target: &Path, bytes: &[&[u8]], owner: Option<Owner>, clobber: bool) -> io::Result<()> {
     let dir = parent(target);
     let mut builder = tempfile::Builder::new();
     builder.prefix(TEMP_PREFIX).suffix(TEMP_SUFFIX);
@@ -70,7 +70,7 @@ pub fn write_atomic(target: &Path, bytes: &[u8], owner: Option<Owner>, clobber: 
     if let Some(o) = owner {
         o.apply(tmp.as_file())?;
     }
-    tmp.write_all(bytes)?;
+    write_segments(tmp.as_file_mut(), bytes)?;
     if let Some(o) = owner.filter(|o| o.mode & 0o6000 != 0) {
         // A write by a process without CAP_FSETID clears the set-id bits; put them back.
         o.apply(tmp.as_file())?;
@@ -86,20 +86,20 @@ pub fn write_atomic(target: &Path, bytes: &[u8], owner: Option<Owner>, clobber: 
 
 /// Overwrites `target`'s contents in place, keeping its inode (and so every hard link to it):
 /// not atomic against a crash, which is why callers keep a copy of the old bytes first.
-pub fn write_in_place(target: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn write_in_place(target: &Path, bytes: &[&[u8]]) -> io::Result<()> {
     let mut f = fs::OpenOptions::new().write(true).open(target)?;
     // Writing before truncating means the file is never seen empty.
-    f.write_all(bytes)?;
-    f.set_len(bytes.len() as u64)?;
+    write_segments(&mut f, bytes)?;
+    f.set_len(bytes.iter().map(|b| b.len() as u64).sum())?;
     f.sync_all()
 }
 
 /// Writes `bytes` with `owner` to a new backup file beside `target` and returns its path.
-pub fn write_backup(target: &Path, bytes: &[u8], owner: Owner) -> io::Result<PathBuf> {
+pub fn write_backup(target: &Path, bytes: &[&[u8]], owner: Owner) -> io::Result<PathBuf> {
     let dir = parent(target);
     let mut tmp = tempfile::Builder::new().prefix(TEMP_PREFIX).suffix(BACKUP_SUFFIX).tempfile_in(dir)?;
     owner.apply(tmp.as_file())?;
-    tmp.write_all(bytes)?;
+    write_segments(tmp.as_file_mut(), bytes)?;
     tmp.as_file().sync_all()?;
     let (_, path) = tmp.keep().map_err(|e| e.error)?;
     sync_dir(dir)?;
@@ -156,4 +156,34 @@ pub fn remove_any(p: &Path) -> io::Result<()> {
 /// Flushes a directory's entries to disk, so that a rename or a new name in it survives a crash.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
+}
+
+/// Writes the concatenation of `segments`. A new text is written as slices of the old one and
+/// the changed parts, so a one-line edit of a large file never builds the whole new text.
+fn write_segments(w: &mut impl Write, segments: &[&[u8]]) -> io::Result<()> {
+    segments.iter().try_for_each(|s| w.write_all(s))
+}
+
+/// Whether the file at `path` holds exactly the concatenation of `segments`, compared in chunks
+/// so that checking a large file costs no copy of it.
+pub fn holds(path: &Path, segments: &[&[u8]]) -> io::Result<bool> {
+    let mut f = fs::File::open(path)?;
+    let want: u64 = segments.iter().map(|s| s.len() as u64).sum();
+    if f.metadata()?.len() != want {
+        return Ok(false);
+    }
+    let mut buf = vec![0u8; 256 * 1024];
+    for seg in segments {
+        let mut rest: &[u8] = seg;
+        while !rest.is_empty() {
+            let n = rest.len().min(buf.len());
+            f.read_exact(&mut buf[..n])?;
+            if buf[..n] != rest[..n] {
+                return Ok(false);
+            }
+            rest = &rest[n..];
+        }
+    }
+    // Nothing may follow (the file could have grown since the length was read).
+    Ok(f.read(&mut buf[..1])? == 0)
 }
