@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """tether mcp against the reference MCP filesystem server, same client, same tree, one run.
 
-Usage: bench/mcp_vs_reference.py [--runs N]   (run with the venv python: $TETHER_CACHE/venv)
+Usage: bench/mcp_vs_reference.py [--runs N]
 
-Both servers are driven by the official MCP Python SDK client over stdio. Every operation is
-timed from the client (request sent to response parsed) and reported as the median of --runs
-calls; spawn-to-initialize is timed over fresh processes. Peak RSS is each server's VmHWM from
-/proc after its last call. The reference server is installed from npm into $TETHER_CACHE.
+Both servers are driven by the same minimal stdio JSON-RPC client (a line per message), so the
+figures are the servers' own, not a client library's. Every operation is timed from request
+written to response parsed and reported as the median of --runs calls; spawn-to-initialize is
+timed over fresh processes. Peak RSS is each server's VmHWM from /proc after its last call. The
+reference server is installed from npm into $TETHER_CACHE. (tests/mcp/ is where the official
+MCP Python SDK client proves compatibility.)
 """
 
 import argparse
-import asyncio
+import json
 import os
 import pathlib
 import platform
@@ -19,9 +21,6 @@ import statistics
 import subprocess
 import sys
 import time
-
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CACHE = pathlib.Path(os.environ.get("TETHER_CACHE", pathlib.Path.home() / ".cache" / "tether"))
@@ -68,20 +67,6 @@ def make_tree(root: pathlib.Path) -> None:
         (data / name).write_text(text)
 
 
-def children_of(pid: int) -> list[int]:
-    out = []
-    for p in pathlib.Path("/proc").iterdir():
-        if p.name.isdigit():
-            try:
-                stat = (p / "stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid == pid:
-                out.append(int(p.name))
-    return out
-
-
 def peak_rss_kib(pid: int) -> int:
     for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -89,28 +74,63 @@ def peak_rss_kib(pid: int) -> int:
     return 0
 
 
-async def timed(coro_fn, runs: int) -> float:
+class RawClient:
+    """A minimal MCP stdio client: one JSON-RPC message per line, nothing else. Its own cost per
+    call is a few microseconds, so what is measured is the server."""
+
+    def __init__(self, cmd: list[str]):
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
+        self.next_id = 0
+
+    def request(self, method: str, params: dict | None = None) -> dict:
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+        self.proc.stdin.flush()
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"server closed the connection during {method}")
+            reply = json.loads(line)
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply["result"]
+
+    def initialize(self) -> None:
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "tether-bench", "version": "1"}})
+        self.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        self.proc.stdin.flush()
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
+
+def timed(fn, runs: int) -> float:
     samples = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        result = await coro_fn()
+        result = fn()
         samples.append((time.perf_counter() - t0) * 1000)
-        if getattr(result, "is_error", False):
-            text = "".join(c.text for c in result.content if c.type == "text")
+        if isinstance(result, dict) and result.get("isError"):
+            text = "".join(c.get("text", "") for c in result.get("content", []))
             raise RuntimeError(f"call failed: {text[:300]}")
     return statistics.median(samples)
 
 
-async def spawn_to_initialize(cmd: list[str], root: pathlib.Path, runs: int) -> float:
+def spawn_to_initialize(cmd: list[str], root: pathlib.Path, runs: int) -> float:
     samples = []
     for _ in range(runs):
-        params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], *root_args(cmd, root)])
         t0 = time.perf_counter()
-        with open(os.devnull, "w") as devnull:
-            async with stdio_client(params, errlog=devnull) as (r, w):
-                async with ClientSession(r, w) as s:
-                    await s.initialize()
-                    samples.append((time.perf_counter() - t0) * 1000)
+        c = RawClient([*cmd, *root_args(cmd, root)])
+        c.initialize()
+        samples.append((time.perf_counter() - t0) * 1000)
+        c.close()
     return statistics.median(samples)
 
 
@@ -122,12 +142,13 @@ def operations(is_tether: bool, root: pathlib.Path):
     """(label, tool, arguments builder) per operation; None where the server has no such tool."""
     d = root / "data"
     big_read = {"offset": 1, "limit": 10**9} if is_tether else {}
-    flip = {"i": 0}
-
     def edit(name):
+        # Each call flips the marker, starting from whatever the file holds now.
+        state = {"n": 1 if "UNIQUE_MARKER = 1" in (d / name).read_text() else 2}
+
         def build():
-            flip["i"] += 1
-            old, new = ("UNIQUE_MARKER = 1", "UNIQUE_MARKER = 2") if flip["i"] % 2 else ("UNIQUE_MARKER = 2", "UNIQUE_MARKER = 1")
+            old, new = f"UNIQUE_MARKER = {state['n']}", f"UNIQUE_MARKER = {3 - state['n']}"
+            state["n"] = 3 - state["n"]
             if is_tether:
                 return "edit_file", {"path": str(d / name), "old_string": old, "new_string": new}
             return "edit_file", {"path": str(d / name), "edits": [{"oldText": old, "newText": new}]}
@@ -149,30 +170,26 @@ def operations(is_tether: bool, root: pathlib.Path):
     ]
 
 
-async def bench_server(name: str, cmd: list[str], root: pathlib.Path, runs: int) -> dict:
-    res = {"spawn to initialize": await spawn_to_initialize(cmd, root, max(5, runs // 2))}
-    params = StdioServerParameters(command=cmd[0], args=[*cmd[1:], *root_args(cmd, root)])
-    before = set(children_of(os.getpid()))
-    with open(os.devnull, "w") as devnull:
-        async with stdio_client(params, errlog=devnull) as (r, w):
-            async with ClientSession(r, w) as s:
-                await s.initialize()
-                server_pids = [p for p in children_of(os.getpid()) if p not in before]
-                res["tools/list"] = await timed(s.list_tools, runs)
-                for label, build in operations(cmd[-1] == "mcp", root):
-                    if build is None:
-                        continue
+def bench_server(cmd: list[str], root: pathlib.Path, runs: int) -> dict:
+    res = {"spawn to initialize": spawn_to_initialize(cmd, root, max(5, runs // 2))}
+    c = RawClient([*cmd, *root_args(cmd, root)])
+    c.initialize()
+    res["tools/list"] = timed(lambda: c.request("tools/list"), runs)
+    for label, build in operations(cmd[-1] == "mcp", root):
+        if build is None:
+            continue
 
-                    async def call(build=build):
-                        tool, args = build()
-                        return await s.call_tool(tool, args)
+        def call(build=build):
+            tool, args = build()
+            return c.request("tools/call", {"name": tool, "arguments": args})
 
-                    res[label] = await timed(call, runs)
-                res["peak RSS (MiB)"] = max((peak_rss_kib(p) for p in server_pids), default=0) / 1024
+        res[label] = timed(call, runs)
+    res["peak RSS (MiB)"] = peak_rss_kib(c.proc.pid) / 1024
+    c.close()
     return res
 
 
-async def main() -> None:
+def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
     args = ap.parse_args()
@@ -182,7 +199,7 @@ async def main() -> None:
     results = {}
     # Alternate whole passes so that neither server always runs on a warmer machine.
     for name in ("reference", "tether"):
-        results[name] = await bench_server(name, servers[name], root, args.runs)
+        results[name] = bench_server(servers[name], root, args.runs)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; runs={args.runs}")
     print()
     print("| operation | tether (ms) | reference (ms) | speed-up |")
@@ -199,4 +216,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    sys.exit(main())
