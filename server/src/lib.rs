@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod edit;
 pub mod error;
+pub mod lsp;
 pub mod mcp;
 pub mod profiles;
 pub mod sink;
