@@ -6,7 +6,7 @@
 //! every other file through the disk sink ([`sink`]). tether's own commands and methods are
 //! listed in [`protocol`] and documented in `editors/protocol.md`.
 //!
-//! Two tower-lsp hazards shape this module (see `ARCHITECTURE.md`):
+//! Two tower-lsp hazards shape this module:
 //! - handlers run concurrently, so the sync handlers apply their change to the store before their
 //!   first `.await` (they have none), which keeps changes in arrival order;
 //! - the server runs at most [`CONCURRENCY_LEVEL`] handlers at once, and a tool call holds its

@@ -2,7 +2,7 @@
 //!
 //! Every method is synchronous and holds the lock only for its own work, never across an
 //! `.await`: the sync handlers call it before their first `.await`, which is what keeps changes in
-//! the order the editor sent them (see `ARCHITECTURE.md`, "Document sync").
+//! the order the editor sent them (see the `lsp` module documentation; `tests/lsp_sync.rs` proves it).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
