@@ -241,7 +241,9 @@ fn lsp(args: LspArgs) -> ExitCode {
         ..crate::lsp::Options::default()
     };
     match crate::lsp::run_stdio(options, args.log_level.as_deref()) {
-        Ok(()) => ExitCode::SUCCESS,
+        // As LSP asks: 0 after `shutdown` then `exit`, 1 when the editor left without `shutdown`.
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
         Err(e) => fail(format_args!("lsp server: {e:#}")),
     }
 }

@@ -114,7 +114,7 @@ pub fn server_capabilities(caps: &ClientCaps) -> ServerCapabilities {
             file_operations: None,
         }),
         experimental: Some(json!({
-            protocol::CAPABILITY_KEY: { "protocolVersion": protocol::PROTOCOL_VERSION },
+            protocol::CAPABILITY_KEY: { protocol::PROTOCOL_VERSION_CAPABILITY: protocol::PROTOCOL_VERSION },
         })),
         ..ServerCapabilities::default()
     }

@@ -24,12 +24,13 @@ mod rollback;
 mod server;
 mod sink;
 mod store;
+mod transport;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tower_lsp::{ClientSocket, LspService, Server};
+use tower_lsp::{ClientSocket, LspService};
 
 use crate::profiles::{self, Profile};
 use crate::sink::{DiskSink, Sink};
@@ -126,27 +127,33 @@ pub fn service(options: Options) -> (LspService<Backend>, ClientSocket) {
         .finish()
 }
 
-/// Serves the protocol over `input`/`output` until the client exits or closes the stream.
-pub async fn serve<I, O>(input: I, output: O, options: Options)
+/// Serves the protocol over `input`/`output` until the client sends `exit` or closes `input`.
+/// Returns whether `shutdown` came first (the LSP exit code is 0 then, 1 otherwise).
+pub async fn serve<I, O>(input: I, output: O, options: Options) -> bool
 where
     I: AsyncRead + Unpin,
     O: AsyncWrite,
 {
     let (service, socket) = service(options);
-    Server::new(input, output, socket).concurrency_level(CONCURRENCY_LEVEL).serve(service).await;
+    let backend = service.inner().clone_handle();
+    transport::serve_until_exit(input, output, service, socket, CONCURRENCY_LEVEL).await;
+    backend.was_shut_down()
 }
 
 /// Runs `tether lsp` on stdio: logs to stderr, and warnings and errors to the editor too.
-pub fn run_stdio(options: Options, log_level: Option<&str>) -> anyhow::Result<()> {
+/// Returns whether the editor sent `shutdown` before `exit`.
+pub fn run_stdio(options: Options, log_level: Option<&str>) -> anyhow::Result<bool> {
     let forward = logging::init(log_level);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    rt.block_on(async move {
+    let clean = rt.block_on(async move {
         let (service, socket) = service(options);
         forward.connect(service.inner().client().clone());
+        let backend = service.inner().clone_handle();
         let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
-        Server::new(stdin, stdout, socket).concurrency_level(CONCURRENCY_LEVEL).serve(service).await;
+        transport::serve_until_exit(stdin, stdout, service, socket, CONCURRENCY_LEVEL).await;
+        backend.was_shut_down()
     });
     // A tool still running when the editor leaves must not keep the process alive.
     rt.shutdown_timeout(Duration::from_secs(1));
-    Ok(())
+    Ok(clean)
 }

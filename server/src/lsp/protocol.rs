@@ -28,6 +28,8 @@ pub const CLIENT_METHODS: &[&str] = &[SAVE_DOCUMENTS];
 pub const CAPABILITY_KEY: &str = "tether";
 /// The client capability, under `experimental.tether`, announcing `tether/saveDocuments`.
 pub const SAVE_DOCUMENTS_CAPABILITY: &str = "saveDocuments";
+/// The server capability, under `experimental.tether`, giving this protocol's version.
+pub const PROTOCOL_VERSION_CAPABILITY: &str = "protocolVersion";
 /// The version of this protocol, announced in `experimental.tether.protocolVersion`.
 pub const PROTOCOL_VERSION: u32 = 1;
 

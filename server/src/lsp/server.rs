@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
@@ -35,6 +36,8 @@ pub(crate) struct Shared {
     /// Admission and concurrency of tool calls.
     pub calls: Calls,
     caps: OnceLock<ClientCaps>,
+    /// Whether `shutdown` was received.
+    shut_down: AtomicBool,
     /// The workspace folders' paths as the editor named them, and the workspace over them
     /// (`None` while the editor has opened no folder).
     roots: Mutex<(Vec<PathBuf>, Option<Arc<Workspace>>)>,
@@ -133,6 +136,7 @@ impl Backend {
                 options,
                 calls,
                 caps: OnceLock::new(),
+                shut_down: AtomicBool::new(false),
                 roots: Mutex::new((Vec::new(), None)),
                 profiles: Mutex::new(HashMap::new()),
             }),
@@ -142,6 +146,16 @@ impl Backend {
     /// The way back to the editor.
     pub fn client(&self) -> &Client {
         &self.shared.client
+    }
+
+    /// Another handle on the same backend, which outlives the service that owns this one.
+    pub fn clone_handle(&self) -> Backend {
+        Backend { shared: self.shared.clone() }
+    }
+
+    /// Whether the editor sent `shutdown`.
+    pub fn was_shut_down(&self) -> bool {
+        self.shared.shut_down.load(Ordering::SeqCst)
     }
 
     /// `tether/debugDocument`: a document as the server holds it (debugging and tests only).
@@ -163,6 +177,7 @@ impl LanguageServer for Backend {
     }
 
     async fn shutdown(&self) -> RpcResult<()> {
+        self.shared.shut_down.store(true, Ordering::SeqCst);
         Ok(())
     }
 

@@ -166,7 +166,12 @@ impl Client {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().expect("lock").insert(id, tx);
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        // JSON-RPC params are a structured value or absent; tower-lsp refuses `null`.
+        if !params.is_null() {
+            msg["params"] = params;
+        }
+        self.send(msg);
         rx
     }
 
@@ -235,7 +240,24 @@ impl Session {
         tokio::spawn(async move {
             tower_lsp::Server::new(server_read, server_write, socket).concurrency_level(level).serve(service).await;
         });
-        let (read, mut write) = tokio::io::split(client_io);
+        let (read, write) = tokio::io::split(client_io);
+        Session::connect(read, write, dir, setup.capabilities, setup.script, setup.workspace_folder).await
+    }
+
+    /// Initializes a server reachable through `read`/`write` (in-process or a child process),
+    /// with `dir` as its workspace folder when `workspace_folder`.
+    pub async fn connect<R, W>(
+        read: R,
+        mut write: W,
+        dir: tempfile::TempDir,
+        capabilities: Value,
+        script: Script,
+        workspace_folder: bool,
+    ) -> Session
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
         tokio::spawn(async move {
             while let Some(msg) = out_rx.recv().await {
@@ -244,6 +266,7 @@ impl Session {
                 if write.write_all(header.as_bytes()).await.is_err() || write.write_all(&body).await.is_err() {
                     break;
                 }
+                let _ = write.flush().await;
             }
         });
         let client = Client {
@@ -255,9 +278,9 @@ impl Session {
             arrived: Arc::default(),
         };
         let editor = Arc::new(Editor::default());
-        spawn_reader(read, client.clone(), editor.clone(), setup.script);
-        let mut params = json!({"processId": null, "rootUri": null, "capabilities": setup.capabilities});
-        if setup.workspace_folder {
+        spawn_reader(read, client.clone(), editor.clone(), script);
+        let mut params = json!({"processId": null, "rootUri": null, "capabilities": capabilities});
+        if workspace_folder {
             let uri = Url::from_file_path(dir.path()).expect("uri");
             params["workspaceFolders"] = json!([{"uri": uri, "name": "w"}]);
         }
@@ -330,7 +353,7 @@ impl Session {
 
     /// Shuts the server down politely.
     pub async fn shutdown(self) {
-        let _ = self.client.request("shutdown", Value::Null).await;
+        self.client.request("shutdown", Value::Null).await.expect("shutdown");
         self.client.send(json!({"jsonrpc": "2.0", "method": "exit"}));
     }
 }
