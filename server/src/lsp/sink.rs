@@ -290,15 +290,19 @@ impl EditorSink {
                 expected: e.base_text.clone(),
                 was_dirty: e.was_dirty,
             };
-            let edit = workspace_edit(caps, &[&EditorOp::Edit(undo)]);
-            let answer = match edit {
-                Some(edit) => {
-                    tokio::time::timeout(self.shared.options.limits.apply_timeout, self.shared.client.apply_edit(edit))
-                        .await
+            let Some(edit) = workspace_edit(caps, &[&EditorOp::Edit(undo)]) else { continue };
+            // Wait for the take-back to show, as for any edit, so that the retry reads the
+            // buffer as it is after it.
+            let mut watch = self.shared.store.expect(e.path.real(), e.base_text.clone());
+            let limits = &self.shared.options.limits;
+            let answer = tokio::time::timeout(limits.apply_timeout, self.shared.client.apply_edit(edit)).await;
+            let shown = match answer {
+                Ok(Ok(r)) if r.applied => {
+                    tokio::time::timeout(limits.verify_timeout, watch.reached()).await.ok().flatten()
                 }
-                None => continue,
+                _ => None,
             };
-            if !matches!(answer, Ok(Ok(ref r)) if r.applied) {
+            if shown.is_none() {
                 tracing::warn!(path = %e.path.given(), "the editor did not take back an edit that landed");
             }
         }

@@ -126,7 +126,8 @@ pub fn neovim_capabilities() -> Value {
     })
 }
 
-/// Server options with the test profile and the given disk sink; a short verification wait.
+/// Server options with the test profile and the given disk sink; a shorter verification wait
+/// (1 s: far longer than a scripted editor needs, short enough for the tests where it expires).
 pub fn test_options(hooks: Arc<Hooks>, disk: Arc<FsSink>) -> Options {
     Options {
         profile: "test".into(),
@@ -137,7 +138,7 @@ pub fn test_options(hooks: Arc<Hooks>, disk: Arc<FsSink>) -> Options {
             }
         }),
         disk,
-        limits: Limits { verify_timeout: Duration::from_millis(300), ..Limits::default() },
+        limits: Limits { verify_timeout: Duration::from_secs(1), ..Limits::default() },
         ..Options::default()
     }
 }

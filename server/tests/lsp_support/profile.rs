@@ -55,7 +55,9 @@ impl Profile for TestProfile {
     fn tools(&self, config: &Config) -> Vec<ToolInfo> {
         let mut tools = Standard.tools(config);
         if !config.read_only {
-            let effects = Effects { read_only: false, destructive: true, idempotent: false };
+            // Field by field, so that a field added to Effects keeps READ's value.
+            let mut effects = Effects::READ;
+            (effects.read_only, effects.destructive, effects.idempotent) = (false, true, false);
             tools.push(ToolInfo { name: "plan", description: "test", input_schema: json!({}), effects });
         }
         tools.push(ToolInfo { name: "gate", description: "test", input_schema: json!({}), effects: Effects::READ });
