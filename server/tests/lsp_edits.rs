@@ -80,7 +80,8 @@ async fn edits_land_in_buffers_and_clean_buffers_are_saved() {
     for (encodings, document_changes, order) in table {
         let mut caps = neovim_capabilities();
         caps["general"]["positionEncodings"] = encodings.clone();
-        caps["workspace"]["workspaceEdit"]["documentChanges"] = json!(document_changes);
+        caps["workspace"]["workspaceEdit"] =
+            if document_changes { json!({"documentChanges": true}) } else { json!({}) };
         let e = start(caps, editor_script(Strictness::Strict, order)).await;
         let s = &e.s;
         s.open_from_disk("a.txt");
@@ -468,4 +469,46 @@ async fn standard_edit_tools_reach_buffers_and_the_real_disk_sink() {
     assert_eq!(s.disk("closed.txt"), "rewritten\n");
     assert!(s.client.server_requests("workspace/applyEdit").len() == 1, "closed files never go to the editor");
     s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn appending_at_the_end_suits_an_editor_with_a_final_newline_property() {
+    // Neovim adds a stray line for an insertion after the last line; tether never sends one.
+    let e = start(neovim_capabilities(), editor_script(Strictness::Strict, ChangeOrder::AfterAnswer)).await;
+    let s = &e.s;
+    s.editor.neovim_end_of_file.store(true, Ordering::SeqCst);
+    s.open_from_disk("a.txt");
+    let r = plan(s, json!([{"op": "append", "path": "a.txt", "text": "four\n"}])).await;
+    assert_eq!(destinations(&r), pairs(&[("a.txt", "buffer_saved")]));
+    assert_eq!(e.hooks.plan_runs.load(Ordering::SeqCst), 1);
+    let want = "one\ntwo \u{1F600} tr\u{EA}s\nfour\n";
+    assert_eq!(s.editor.buffer(&s.uri("a.txt")).map(|b| b.1).as_deref(), Some(want));
+    let edit = &s.client.server_requests("workspace/applyEdit")[0]["edit"];
+    let range = &edit["documentChanges"][0]["edits"][0]["range"];
+    assert_eq!(range["start"], json!({"line": 1, "character": 14}), "before the final line break (utf-8): {edit}");
+    e.s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_document_changed_last_comes_first() {
+    // Neovim checks the version of the first text document edit only: put first the buffer the
+    // user is most likely typing in.
+    let e = start(neovim_capabilities(), editor_script(Strictness::Strict, ChangeOrder::AfterAnswer)).await;
+    let s = &e.s;
+    s.open_from_disk("a.txt");
+    s.open_from_disk("b.txt");
+    s.type_text("a.txt", 0, 0, "typed ");
+    let ops =
+        json!([{"op": "append", "path": "b.txt", "text": "b\n"}, {"op": "append", "path": "a.txt", "text": "a\n"}]);
+    let r = plan(s, ops).await;
+    assert_eq!(destinations(&r), pairs(&[("b.txt", "buffer_saved"), ("a.txt", "buffer_unsaved")]));
+    let edit = &s.client.server_requests("workspace/applyEdit")[0]["edit"];
+    let uris: Vec<&str> = edit["documentChanges"]
+        .as_array()
+        .expect("edits")
+        .iter()
+        .filter_map(|d| d["textDocument"]["uri"].as_str())
+        .collect();
+    assert!(uris[0].ends_with("/a.txt") && uris[1].ends_with("/b.txt"), "{uris:?}");
+    e.s.shutdown().await;
 }

@@ -17,9 +17,9 @@ pub struct ClientCaps {
     pub encoding: PositionEncoding,
     /// `workspace.workspaceEdit.documentChanges`: versioned text document edits.
     pub document_changes: bool,
-    /// Rename resource operations (which need `documentChanges` too).
+    /// Rename resource operations.
     pub rename: bool,
-    /// Delete resource operations (which need `documentChanges` too).
+    /// Delete resource operations.
     pub delete: bool,
     /// `experimental.tether.saveDocuments`: the client answers `tether/saveDocuments`.
     pub save_documents: bool,
@@ -45,8 +45,10 @@ impl ClientCaps {
     /// Reads the capabilities tether acts on.
     pub fn new(caps: &ClientCapabilities) -> ClientCaps {
         let edit = caps.workspace.as_ref().and_then(|w| w.workspace_edit.as_ref());
-        let document_changes = edit.and_then(|e| e.document_changes).unwrap_or(false);
         let ops = edit.and_then(|e| e.resource_operations.as_deref()).unwrap_or_default();
+        // Resource operations exist only inside `documentChanges`, so a client announcing them
+        // takes `documentChanges` (Neovim 0.11 announces the one and not the other).
+        let document_changes = edit.and_then(|e| e.document_changes).unwrap_or(false) || !ops.is_empty();
         let save_documents = caps
             .experimental
             .as_ref()
@@ -57,8 +59,8 @@ impl ClientCaps {
         ClientCaps {
             encoding: negotiate_encoding(caps.general.as_ref().and_then(|g| g.position_encodings.as_deref())),
             document_changes,
-            rename: document_changes && ops.contains(&ResourceOperationKind::Rename),
-            delete: document_changes && ops.contains(&ResourceOperationKind::Delete),
+            rename: ops.contains(&ResourceOperationKind::Rename),
+            delete: ops.contains(&ResourceOperationKind::Delete),
             save_documents,
             work_done_progress: caps.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
         }
@@ -162,11 +164,13 @@ mod tests {
                 work_done_progress: true,
             }
         );
-        // Resource operations mean nothing without documentChanges.
+        // Resource operations imply documentChanges, as in Neovim 0.11's capabilities.
         let caps: ClientCapabilities = serde_json::from_value(json!({
-            "workspace": {"workspaceEdit": {"resourceOperations": ["rename", "delete"]}},
+            "workspace": {"workspaceEdit": {"resourceOperations": ["rename", "create", "delete"]}},
         }))
         .expect("caps");
-        assert_eq!(ClientCaps::new(&caps), ClientCaps::default());
+        let c = ClientCaps::new(&caps);
+        assert!(c.document_changes && c.rename && c.delete, "{c:?}");
+        assert!(!ClientCaps::new(&ClientCapabilities::default()).document_changes);
     }
 }

@@ -59,10 +59,84 @@ pub fn text_edits(base: &Rope, changes: &[TextChange], enc: PositionEncoding) ->
         .collect()
 }
 
+/// The line break `text` ends with, if any.
+pub fn final_break(text: &str) -> &'static str {
+    if text.ends_with("\r\n") {
+        "\r\n"
+    } else if text.ends_with('\n') {
+        "\n"
+    } else if text.ends_with('\r') {
+        "\r"
+    } else {
+        ""
+    }
+}
+
+/// Rewrites changes that reach the very end of a text ending in a line break so that they stop
+/// before that break, when the change keeps it. The result is the same text, but no edit names
+/// the position after the last line: editors that keep the final line break as a property of
+/// the buffer rather than as text (Neovim's 'eol') add a stray empty line for such an edit.
+pub fn anchor_before_final_break(base: &str, changes: Vec<TextChange>) -> Vec<TextChange> {
+    let brk = final_break(base);
+    if brk.is_empty() {
+        return changes;
+    }
+    let (len, inner) = (base.len(), base.len() - brk.len());
+    let moved: Vec<TextChange> = changes
+        .iter()
+        .cloned()
+        .map(|c| {
+            let (start, end) = (c.range.start.get(), c.range.end.get());
+            match c.text.strip_suffix(brk) {
+                // Replacing up to the end and putting the break back: stop before the break.
+                Some(kept) if end == len && start <= inner => TextChange::new(start, inner, kept),
+                // Appending after the break: insert before it, moving the break in front.
+                Some(kept) if start == len => TextChange::new(inner, inner, format!("{brk}{kept}")),
+                _ => c,
+            }
+        })
+        .collect();
+    // A moved change could now overlap the change before it; then keep them as they were.
+    if crate::edit::plan::validate_changes(base, &moved).is_ok() {
+        moved
+    } else {
+        changes
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::edit::apply_changes;
     use crate::text::{position_to_offset, Document};
+
+    #[test]
+    fn changes_at_the_end_stop_before_the_final_break() {
+        // (base, changes, whether each change must end up inside the last line)
+        let table: &[(&str, Vec<TextChange>)] = &[
+            ("a\nb\n", vec![TextChange::new(4, 4, "five\n")]),
+            ("a\nb\n", vec![TextChange::new(0, 4, "alpha\nbeta\n")]),
+            ("a\nb\n", vec![TextChange::new(2, 4, "B\n")]),
+            ("a\r\nb\r\n", vec![TextChange::new(6, 6, "c\r\n")]),
+            ("a\r\nb\r\n", vec![TextChange::new(0, 1, "A"), TextChange::new(3, 6, "x\r\ny\r\n")]),
+            ("a\n", vec![TextChange::new(2, 2, "no break")]),
+            ("a\n", vec![TextChange::new(0, 2, "no break")]),
+            ("a", vec![TextChange::new(1, 1, "b\n")]),
+            ("\n", vec![TextChange::new(1, 1, "x\n")]),
+            ("a\nb\n", vec![TextChange::new(2, 4, "X"), TextChange::new(4, 4, "y\n")]),
+        ];
+        for (base, changes) in table {
+            let want = apply_changes(base, changes);
+            let got = anchor_before_final_break(base, changes.clone());
+            crate::edit::plan::validate_changes(base, &got).expect("valid");
+            assert_eq!(apply_changes(base, &got), want, "{base:?} {changes:?}");
+            let keeps_break = changes.iter().all(|c| c.text.ends_with(final_break(base)));
+            if keeps_break && !final_break(base).is_empty() && changes.len() == 1 {
+                let inner = base.len() - final_break(base).len();
+                assert!(got.iter().all(|c| c.range.end.get() <= inner), "{base:?} {got:?}");
+            }
+        }
+    }
 
     #[test]
     fn text_edits_round_trip_in_every_encoding() {

@@ -14,7 +14,10 @@
 //!   default handler does), so the answer alone proves nothing: before sending, the sink asks the
 //!   store to watch for each document to pass through its expected text, and after the answer it
 //!   waits (bounded) for the `didChange` that shows it. An edit that never shows up is a
-//!   `conflict`; edits that did land in other documents are reverted, best effort.
+//!   `conflict`; edits that did land in other documents are reverted, best effort. Because Neovim
+//!   keeps a file's final line break as a buffer property, edits never name the position after
+//!   the last line (they are anchored before the final break), and an expected text without a
+//!   final break also matches the same text with one.
 //! - **Saving.** A buffer that was clean before the edit is saved after it: through
 //!   `tether/saveDocuments` when the client supports it, else by writing the same text to disk
 //!   through the disk sink. A dirty buffer stays dirty, and the result says so.
@@ -32,7 +35,7 @@ use tower_lsp::lsp_types::{
 };
 
 use super::capabilities::ClientCaps;
-use super::convert::{text_edits, uri_of};
+use super::convert::{anchor_before_final_break, text_edits, uri_of};
 use super::protocol::{SaveDocuments, SaveDocumentsParams};
 use super::rollback::DiskUndo;
 use super::server::Shared;
@@ -62,6 +65,8 @@ struct DocEdit {
     changes: Vec<TextChange>,
     expected: Arc<str>,
     was_dirty: bool,
+    /// When the document last changed (the store's clock).
+    last_change: u64,
 }
 
 /// An operation the editor carries out.
@@ -203,7 +208,7 @@ impl EditorSink {
                 }
             }
         }
-        let Some(edit) = workspace_edit(caps, ops) else {
+        let Some((edit, order)) = workspace_edit(caps, ops) else {
             return Ok(vec![None; ops.len()]);
         };
         let first = ops[0].path();
@@ -223,7 +228,8 @@ impl EditorSink {
             Ok(Err(e)) => return Err(self.stale(first, &format!("the editor failed the edit ({})", e.message))),
             Ok(Ok(r)) if !r.applied => {
                 let reason = r.failure_reason.map(|r| format!(": {r}")).unwrap_or_default();
-                let path = r.failed_change.and_then(|i| ops.get(i as usize)).map_or(first, |op| op.path());
+                let failed = r.failed_change.and_then(|i| order.get(i as usize)).and_then(|&i| ops.get(i));
+                let path = failed.map_or(first, |op| op.path());
                 return Err(self.stale(path, &format!("the editor refused the edit{reason}")));
             }
             Ok(Ok(_)) => {}
@@ -276,21 +282,24 @@ impl EditorSink {
         for (op, version) in ops.iter().zip(reached) {
             let (EditorOp::Edit(e), Some(version)) = (op, version) else { continue };
             let Some(doc) = self.shared.store.get(e.path.real()) else { continue };
-            if doc.version != *version || !rope_eq(&doc.rope, &e.expected) {
+            if doc.version != *version {
                 tracing::warn!(path = %e.path.given(), "an edit that landed could not be taken back: the buffer changed since");
                 continue;
             }
+            // The buffer's own text: it may hold the expected text with a final break added.
+            let current: Arc<str> = doc.rope.to_string().into();
             let undo = DocEdit {
                 path: e.path.clone(),
                 uri: e.uri.clone(),
                 version: *version,
                 base: doc.rope.clone(),
-                base_text: e.expected.clone(),
-                changes: minimal_changes(&e.expected, &e.base_text),
+                changes: anchor_before_final_break(&current, minimal_changes(&current, &e.base_text)),
+                base_text: current,
                 expected: e.base_text.clone(),
                 was_dirty: e.was_dirty,
+                last_change: doc.last_change,
             };
-            let Some(edit) = workspace_edit(caps, &[&EditorOp::Edit(undo)]) else { continue };
+            let Some((edit, _)) = workspace_edit(caps, &[&EditorOp::Edit(undo)]) else { continue };
             // Wait for the take-back to show, as for any edit, so that the retry reads the
             // buffer as it is after it.
             let mut watch = self.shared.store.expect(e.path.real(), e.base_text.clone());
@@ -428,7 +437,7 @@ impl Sink for EditorSink {
 fn doc_edit(path: &SandboxPath, doc: DocState, base_text: Arc<str>, changes: Vec<TextChange>) -> DocEdit {
     let expected: Arc<str> = apply_changes(&base_text, &changes).into();
     // A change that changes nothing is not sent: the editor would report no didChange for it.
-    let changes = if *expected == *base_text { Vec::new() } else { changes };
+    let changes = if *expected == *base_text { Vec::new() } else { anchor_before_final_break(&base_text, changes) };
     DocEdit {
         path: path.clone(),
         uri: doc.uri,
@@ -438,12 +447,17 @@ fn doc_edit(path: &SandboxPath, doc: DocState, base_text: Arc<str>, changes: Vec
         changes,
         expected,
         was_dirty: doc.dirty,
+        last_change: doc.last_change,
     }
 }
 
-/// The workspace edit for the editor's operations, in the form the client supports; `None`
-/// when there is nothing to send.
-fn workspace_edit(caps: &ClientCaps, ops: &[&EditorOp]) -> Option<WorkspaceEdit> {
+/// The workspace edit for the editor's operations, in the form the client supports, and for each
+/// entry of `documentChanges` the index of its operation; `None` when there is nothing to send.
+///
+/// Text edits alone are ordered most recently changed document first: Neovim checks the version
+/// of the first text document edit only, and the document the user is typing in is the one whose
+/// version matters most.
+fn workspace_edit(caps: &ClientCaps, ops: &[&EditorOp]) -> Option<(WorkspaceEdit, Vec<usize>)> {
     let enc = caps.encoding;
     if !caps.document_changes {
         let mut changes: HashMap<Url, Vec<tower_lsp::lsp_types::TextEdit>> = HashMap::new();
@@ -454,47 +468,63 @@ fn workspace_edit(caps: &ClientCaps, ops: &[&EditorOp]) -> Option<WorkspaceEdit>
                 }
             }
         }
-        return (!changes.is_empty()).then(|| WorkspaceEdit { changes: Some(changes), ..WorkspaceEdit::default() });
+        let edit = WorkspaceEdit { changes: Some(changes), ..WorkspaceEdit::default() };
+        return edit.changes.as_ref().is_some_and(|c| !c.is_empty()).then_some((edit, Vec::new()));
     }
-    let mut out = Vec::new();
+    let mut out: Vec<(usize, u64, DocumentChangeOperation)> = Vec::new();
     let mut resource_ops = false;
-    for op in ops {
+    for (i, op) in ops.iter().enumerate() {
         match op {
             EditorOp::Edit(e) if e.changes.is_empty() => {}
-            EditorOp::Edit(e) => out.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-                text_document: OptionalVersionedTextDocumentIdentifier { uri: e.uri.clone(), version: Some(e.version) },
-                edits: text_edits(&e.base, &e.changes, enc).into_iter().map(OneOf::Left).collect(),
-            })),
+            EditorOp::Edit(e) => out.push((
+                i,
+                e.last_change,
+                DocumentChangeOperation::Edit(TextDocumentEdit {
+                    text_document: OptionalVersionedTextDocumentIdentifier {
+                        uri: e.uri.clone(),
+                        version: Some(e.version),
+                    },
+                    edits: text_edits(&e.base, &e.changes, enc).into_iter().map(OneOf::Left).collect(),
+                }),
+            )),
             EditorOp::Rename { old_uri, new_uri, overwrite, .. } => {
                 resource_ops = true;
-                out.push(DocumentChangeOperation::Op(ResourceOp::Rename(RenameFile {
+                let rename = RenameFile {
                     old_uri: old_uri.clone(),
                     new_uri: new_uri.clone(),
                     options: Some(RenameFileOptions { overwrite: Some(*overwrite), ignore_if_exists: Some(false) }),
                     annotation_id: None,
-                })));
+                };
+                out.push((i, 0, DocumentChangeOperation::Op(ResourceOp::Rename(rename))));
             }
             EditorOp::Delete { uri, recursive, .. } => {
                 resource_ops = true;
-                out.push(DocumentChangeOperation::Op(ResourceOp::Delete(DeleteFile {
+                let delete = DeleteFile {
                     uri: uri.clone(),
                     options: Some(DeleteFileOptions {
                         recursive: Some(*recursive),
                         ignore_if_not_exists: Some(false),
                         annotation_id: None,
                     }),
-                })));
+                };
+                out.push((i, 0, DocumentChangeOperation::Op(ResourceOp::Delete(delete))));
             }
         }
     }
     if out.is_empty() {
         return None;
     }
+    if !resource_ops {
+        // Stable, so documents changed at the same moment keep the plan's order.
+        out.sort_by_key(|(_, last_change, _)| std::cmp::Reverse(*last_change));
+    }
+    let order = out.iter().map(|(i, _, _)| *i).collect();
+    let ops: Vec<DocumentChangeOperation> = out.into_iter().map(|(_, _, op)| op).collect();
     let document_changes = if resource_ops {
-        DocumentChanges::Operations(out)
+        DocumentChanges::Operations(ops)
     } else {
         DocumentChanges::Edits(
-            out.into_iter()
+            ops.into_iter()
                 .filter_map(|o| match o {
                     DocumentChangeOperation::Edit(e) => Some(e),
                     DocumentChangeOperation::Op(_) => None,
@@ -502,7 +532,7 @@ fn workspace_edit(caps: &ClientCaps, ops: &[&EditorOp]) -> Option<WorkspaceEdit>
                 .collect(),
         )
     };
-    Some(WorkspaceEdit { document_changes: Some(document_changes), ..WorkspaceEdit::default() })
+    Some((WorkspaceEdit { document_changes: Some(document_changes), ..WorkspaceEdit::default() }, order))
 }
 
 fn exists(p: &std::path::Path) -> bool {

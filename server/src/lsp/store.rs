@@ -12,7 +12,8 @@ use ropey::Rope;
 use tokio::sync::watch;
 use tower_lsp::lsp_types::Url;
 
-use crate::text::{Document, Position, PositionEncoding};
+use super::convert::final_break;
+use crate::text::{Document, LineEnding, Position, PositionEncoding};
 use crate::vfs::{OpenDocument, Overlay};
 
 /// One open document.
@@ -23,6 +24,8 @@ struct Entry {
     doc: Document,
     version: i32,
     dirty: bool,
+    /// When it last changed, on the store's own clock (opening counts as a change).
+    last_change: u64,
 }
 
 /// An open document's state at one moment.
@@ -36,6 +39,9 @@ pub struct DocState {
     pub version: i32,
     /// Whether the buffer has unsaved changes.
     pub dirty: bool,
+    /// When it last changed, on the store's clock: the most recently changed document is the
+    /// one the user is most likely typing in.
+    pub last_change: u64,
 }
 
 /// Why a change was not applied.
@@ -57,6 +63,9 @@ pub enum SyncError {
 struct Expected {
     path: PathBuf,
     text: Arc<str>,
+    /// `text` with a final line break, when it has none: an editor that keeps the final line
+    /// break as a buffer property (Neovim's 'eol') reports the text with one.
+    with_break: Option<String>,
     /// Receives the version of the first change that produced `text`.
     reached: watch::Sender<Option<i32>>,
 }
@@ -66,6 +75,8 @@ struct Inner {
     docs: HashMap<PathBuf, Entry>,
     paths: HashMap<Url, PathBuf>,
     expected: Vec<Arc<Expected>>,
+    /// The store's clock, ticking once per open or change.
+    clock: u64,
 }
 
 /// The store of open documents, keyed by real (canonical) path.
@@ -112,7 +123,9 @@ impl Store {
             inner.paths.remove(&old);
         }
         inner.paths.insert(uri.clone(), path.clone());
-        inner.docs.insert(path, Entry { uri, doc, version, dirty });
+        inner.clock += 1;
+        let last_change = inner.clock;
+        inner.docs.insert(path, Entry { uri, doc, version, dirty, last_change });
     }
 
     /// Applies one `didChange`: its content changes in order, then its version. A version not
@@ -125,7 +138,7 @@ impl Store {
         enc: PositionEncoding,
     ) -> Result<(), SyncError> {
         let mut inner = self.lock();
-        let Inner { docs, paths, expected } = &mut *inner;
+        let Inner { docs, paths, expected, clock } = &mut *inner;
         let path = paths.get(uri).ok_or(SyncError::NotOpen)?;
         let entry = docs.get_mut(path).ok_or(SyncError::NotOpen)?;
         if version <= entry.version {
@@ -137,13 +150,15 @@ impl Store {
             // An editor may send an applied edit and the user's next keystrokes in one
             // notification, so every intermediate text counts.
             for e in &watching {
-                if e.reached.borrow().is_none() && rope_eq(entry.doc.rope(), &e.text) {
+                if e.reached.borrow().is_none() && e.matches(entry.doc.rope()) {
                     e.reached.send_replace(Some(version));
                 }
             }
         }
         entry.version = version;
         entry.dirty = true;
+        *clock += 1;
+        entry.last_change = *clock;
         Ok(())
     }
 
@@ -205,14 +220,30 @@ impl Store {
     /// sending the edit, so the change it causes cannot be missed.
     pub fn expect(&self, path: &Path, text: Arc<str>) -> Expectation<'_> {
         let (tx, rx) = watch::channel(None);
-        let expected = Arc::new(Expected { path: path.to_path_buf(), text, reached: tx });
+        let with_break = final_break(&text).is_empty().then(|| {
+            let brk = LineEnding::detect(&text).break_for(&text);
+            format!("{text}{brk}")
+        });
+        let expected = Arc::new(Expected { path: path.to_path_buf(), text, with_break, reached: tx });
         self.lock().expected.push(expected.clone());
         Expectation { store: self, expected, reached: rx }
     }
 }
 
+impl Expected {
+    fn matches(&self, rope: &Rope) -> bool {
+        rope_eq(rope, &self.text) || self.with_break.as_deref().is_some_and(|t| rope_eq(rope, t))
+    }
+}
+
 fn state(e: &Entry) -> DocState {
-    DocState { uri: e.uri.clone(), rope: e.doc.rope().clone(), version: e.version, dirty: e.dirty }
+    DocState {
+        uri: e.uri.clone(),
+        rope: e.doc.rope().clone(),
+        version: e.version,
+        dirty: e.dirty,
+        last_change: e.last_change,
+    }
 }
 
 /// Whether `rope` holds exactly `text`, checking the length first so most comparisons are O(1).
@@ -275,6 +306,17 @@ mod tests {
         assert_eq!(rt.block_on(exp.reached()), Some(5));
         drop(exp);
         assert!(store.lock().expected.is_empty());
+    }
+
+    #[test]
+    fn an_added_final_break_still_counts() {
+        let store = Store::default();
+        store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("x\r\n"), 1, false);
+        let mut exp = store.expect(Path::new("/w/a"), Arc::from("x\r\nno break"));
+        let end = Position::new(1, 0);
+        store.change(&uri("a"), 2, [(Some((end, end)), "no break\r\n")], PositionEncoding::Utf8).expect("change");
+        let rt = tokio::runtime::Builder::new_current_thread().build().expect("rt");
+        assert_eq!(rt.block_on(exp.reached()), Some(2));
     }
 
     #[test]

@@ -35,11 +35,18 @@ struct Buffer {
 pub struct Editor {
     buffers: Mutex<HashMap<Url, Buffer>>,
     encoding: Mutex<PositionEncoding>,
+    /// Insert at the position after the last line as Neovim does: `nvim_buf_set_lines` adds the
+    /// new text's lines plus a line break, so `"x\n"` there becomes `"x\n\n"`.
+    pub neovim_end_of_file: std::sync::atomic::AtomicBool,
 }
 
 impl Default for Editor {
     fn default() -> Editor {
-        Editor { buffers: Mutex::new(HashMap::new()), encoding: Mutex::new(PositionEncoding::Utf16) }
+        Editor {
+            buffers: Mutex::new(HashMap::new()),
+            encoding: Mutex::new(PositionEncoding::Utf16),
+            neovim_end_of_file: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 }
 
@@ -148,8 +155,13 @@ impl Editor {
                     for te in edits {
                         let start = pos_to_offset(&b.text, te.range.start, enc);
                         let end = pos_to_offset(&b.text, te.range.end, enc).max(start);
-                        b.text.replace_range(start..end, &te.new_text);
-                        changes.push((Some(te.range), te.new_text));
+                        let after_last_line = b.text.ends_with('\n') && start == b.text.len();
+                        let mut new_text = te.new_text;
+                        if after_last_line && self.neovim_end_of_file.load(std::sync::atomic::Ordering::SeqCst) {
+                            new_text.push('\n');
+                        }
+                        b.text.replace_range(start..end, &new_text);
+                        changes.push((Some(te.range), new_text));
                     }
                     b.version += 1;
                     out.push(did_change(&e.text_document.uri, b.version, &changes));

@@ -115,11 +115,12 @@ impl Default for Setup {
     }
 }
 
-/// Capabilities as Neovim 0.11 sends them (the parts tether reads), plus tether's own.
+/// Capabilities as Neovim 0.11 sends them (the parts tether reads; it announces resource
+/// operations but not `documentChanges`), plus tether's own.
 pub fn neovim_capabilities() -> Value {
     json!({
         "general": {"positionEncodings": ["utf-8", "utf-16", "utf-32"]},
-        "workspace": {"workspaceEdit": {"documentChanges": true, "resourceOperations": ["rename", "create", "delete"]},
+        "workspace": {"workspaceEdit": {"resourceOperations": ["rename", "create", "delete"]},
                       "workspaceFolders": true},
         "window": {"workDoneProgress": true},
         "experimental": {"tether": {"saveDocuments": true}},
