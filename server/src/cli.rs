@@ -1,4 +1,4 @@
-//! The command line: `tether call`, `tether tools`, and (later) the server modes.
+//! The command line: `tether call`, `tether tools`, and the servers `tether mcp` and `tether lsp`.
 
 use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::path::PathBuf;
@@ -32,6 +32,23 @@ pub enum Command {
     Tools(ToolsArgs),
     /// Serve the tools over MCP on stdio, for AI assistants.
     Mcp(McpArgs),
+    /// Serve the tools to an editor as a language server on stdio, over its live buffers.
+    Lsp(LspArgs),
+}
+
+/// `tether lsp`. The workspace roots are the editor's workspace folders.
+#[derive(Debug, Args)]
+pub struct LspArgs {
+    /// The tool profile calls use when they name none.
+    #[arg(long, default_value = "standard", value_parser = clap::builder::PossibleValuesParser::new(profiles::NAMES))]
+    pub profile: String,
+    /// Serve only the tools that change nothing.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Log level for stderr (error, warn, info, debug, trace); `TETHER_LOG` takes a full filter.
+    /// Warnings and errors also go to the editor (`window/logMessage`).
+    #[arg(long, value_name = "LEVEL")]
+    pub log_level: Option<String>,
 }
 
 /// `tether mcp`.
@@ -104,15 +121,21 @@ impl ServeArgs {
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let level = match &cli.command {
+    // The language server installs its own logger, which also reports to the editor.
+    let command = match cli.command {
+        Command::Lsp(args) => return lsp(args),
+        other => other,
+    };
+    let level = match &command {
         Command::Mcp(args) => args.log_level.as_deref(),
         _ => None,
     };
     init_logging(level);
-    match cli.command {
+    match command {
         Command::Call(args) => call(args),
         Command::Tools(args) => tools(args),
         Command::Mcp(args) => mcp(args),
+        Command::Lsp(args) => lsp(args),
     }
 }
 
@@ -208,5 +231,19 @@ fn mcp(args: McpArgs) -> ExitCode {
     match crate::mcp::run_stdio(profile, args.serve.config(), ws) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(format_args!("mcp server: {e:#}")),
+    }
+}
+
+fn lsp(args: LspArgs) -> ExitCode {
+    let options = crate::lsp::Options {
+        profile: args.profile,
+        config: Config { read_only: args.read_only, ..Config::default() },
+        ..crate::lsp::Options::default()
+    };
+    match crate::lsp::run_stdio(options, args.log_level.as_deref()) {
+        // As LSP asks: 0 after `shutdown` then `exit`, 1 when the editor left without `shutdown`.
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => fail(format_args!("lsp server: {e:#}")),
     }
 }

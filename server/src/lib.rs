@@ -9,6 +9,7 @@ pub mod cli;
 pub mod edit;
 pub mod error;
 pub mod exec;
+pub mod lsp;
 pub mod mcp;
 pub mod profiles;
 pub mod sink;

@@ -81,6 +81,13 @@ pub trait Profile: Send + Sync {
 
     /// Calls tool `name` with `args`; a change the tool computes is applied through `sink`.
     fn call(&self, ctx: &Context<'_>, sink: &dyn Sink, name: &str, args: Value) -> Result<CallResult, CallError>;
+
+    /// The error result for a failure around a call rather than inside the tool (no turn in
+    /// time, a panic, no workspace), in this profile's words. Frontends use it so that such
+    /// failures read like any other.
+    fn error_result(&self, e: &Error) -> CallResult {
+        standard::error_result(e)
+    }
 }
 
 /// The names `--profile` accepts.

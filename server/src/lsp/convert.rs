@@ -1,0 +1,176 @@
+//! Every conversion between tether's values and LSP's: URIs and paths, positions, text edits.
+//!
+//! Offsets themselves are converted by [`crate::text`]; this module only moves between its
+//! types and lsp-types', so that no other part of `lsp/` does position arithmetic.
+
+use std::path::{Path, PathBuf};
+
+use ropey::Rope;
+use tower_lsp::lsp_types::{self as lsp, Url};
+
+use crate::edit::TextChange;
+use crate::text::{offset_to_position, Position, PositionEncoding};
+
+/// The file path of a `file:` URI; `None` for any other scheme (`untitled:` buffers and such).
+pub fn path_of(uri: &Url) -> Option<PathBuf> {
+    if uri.scheme() != "file" {
+        return None;
+    }
+    uri.to_file_path().ok()
+}
+
+/// The `file:` URI of an absolute path.
+pub fn uri_of(path: &Path) -> Option<Url> {
+    Url::from_file_path(path).ok()
+}
+
+/// The real (canonical) path of `path`, which need not exist: an existing path is canonicalized;
+/// a missing one gets its parent canonicalized (a new buffer in an existing directory); anything
+/// else is kept as given.
+pub fn canonical(path: &Path) -> PathBuf {
+    if let Ok(real) = path.canonicalize() {
+        return real;
+    }
+    match (path.parent().and_then(|p| p.canonicalize().ok()), path.file_name()) {
+        (Some(parent), Some(name)) => parent.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// An LSP position as tether's.
+pub fn from_lsp(p: lsp::Position) -> Position {
+    Position::new(p.line, p.character)
+}
+
+/// tether's position as an LSP one.
+pub fn to_lsp(p: Position) -> lsp::Position {
+    lsp::Position::new(p.line, p.character)
+}
+
+/// A plan's text changes (byte ranges of `base`) as LSP text edits against the same text.
+pub fn text_edits(base: &Rope, changes: &[TextChange], enc: PositionEncoding) -> Vec<lsp::TextEdit> {
+    changes
+        .iter()
+        .map(|c| {
+            let start = to_lsp(offset_to_position(base, c.range.start, enc));
+            let end = to_lsp(offset_to_position(base, c.range.end, enc));
+            lsp::TextEdit::new(lsp::Range::new(start, end), c.text.clone())
+        })
+        .collect()
+}
+
+/// The line break `text` ends with, if any.
+pub fn final_break(text: &str) -> &'static str {
+    if text.ends_with("\r\n") {
+        "\r\n"
+    } else if text.ends_with('\n') {
+        "\n"
+    } else if text.ends_with('\r') {
+        "\r"
+    } else {
+        ""
+    }
+}
+
+/// Rewrites changes that reach the very end of a text ending in a line break so that they stop
+/// before that break, when the change keeps it. The result is the same text, but no edit names
+/// the position after the last line: editors that keep the final line break as a property of
+/// the buffer rather than as text (Neovim's 'eol') add a stray empty line for such an edit.
+pub fn anchor_before_final_break(base: &str, changes: Vec<TextChange>) -> Vec<TextChange> {
+    let brk = final_break(base);
+    if brk.is_empty() {
+        return changes;
+    }
+    let (len, inner) = (base.len(), base.len() - brk.len());
+    let moved: Vec<TextChange> = changes
+        .iter()
+        .cloned()
+        .map(|c| {
+            let (start, end) = (c.range.start.get(), c.range.end.get());
+            match c.text.strip_suffix(brk) {
+                // Replacing up to the end and putting the break back: stop before the break.
+                Some(kept) if end == len && start <= inner => TextChange::new(start, inner, kept),
+                // Appending after the break: insert before it, moving the break in front.
+                Some(kept) if start == len => TextChange::new(inner, inner, format!("{brk}{kept}")),
+                _ => c,
+            }
+        })
+        .collect();
+    // A moved change could now overlap the change before it; then keep them as they were.
+    if crate::edit::plan::validate_changes(base, &moved).is_ok() {
+        moved
+    } else {
+        changes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edit::apply_changes;
+    use crate::text::{position_to_offset, Document};
+
+    #[test]
+    fn changes_at_the_end_stop_before_the_final_break() {
+        // (base, changes, whether each change must end up inside the last line)
+        let table: &[(&str, Vec<TextChange>)] = &[
+            ("a\nb\n", vec![TextChange::new(4, 4, "five\n")]),
+            ("a\nb\n", vec![TextChange::new(0, 4, "alpha\nbeta\n")]),
+            ("a\nb\n", vec![TextChange::new(2, 4, "B\n")]),
+            ("a\r\nb\r\n", vec![TextChange::new(6, 6, "c\r\n")]),
+            ("a\r\nb\r\n", vec![TextChange::new(0, 1, "A"), TextChange::new(3, 6, "x\r\ny\r\n")]),
+            ("a\n", vec![TextChange::new(2, 2, "no break")]),
+            ("a\n", vec![TextChange::new(0, 2, "no break")]),
+            ("a", vec![TextChange::new(1, 1, "b\n")]),
+            ("\n", vec![TextChange::new(1, 1, "x\n")]),
+            ("a\nb\n", vec![TextChange::new(2, 4, "X"), TextChange::new(4, 4, "y\n")]),
+        ];
+        for (base, changes) in table {
+            let want = apply_changes(base, changes);
+            let got = anchor_before_final_break(base, changes.clone());
+            crate::edit::plan::validate_changes(base, &got).expect("valid");
+            assert_eq!(apply_changes(base, &got), want, "{base:?} {changes:?}");
+            let keeps_break = changes.iter().all(|c| c.text.ends_with(final_break(base)));
+            if keeps_break && !final_break(base).is_empty() && changes.len() == 1 {
+                let inner = base.len() - final_break(base).len();
+                assert!(got.iter().all(|c| c.range.end.get() <= inner), "{base:?} {got:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn text_edits_round_trip_in_every_encoding() {
+        let base = "a\u{1F600}b\r\n\u{4E2D}\u{6587}\rx\u{301}y\nlast";
+        let changes = [
+            TextChange::new(1, 5, "E"),       // the emoji
+            TextChange::new(6, 8, "\n"),      // the CRLF
+            TextChange::new(11, 11, "+"),     // between the CJK chars
+            TextChange::new(20, 24, "final"), // the last line
+        ];
+        let want = crate::edit::apply_changes(base, &changes);
+        for enc in [PositionEncoding::Utf8, PositionEncoding::Utf16, PositionEncoding::Utf32] {
+            let rope = Rope::from_str(base);
+            let edits = text_edits(&rope, &changes, enc);
+            // Apply from the end, as a client does, so earlier positions stay valid.
+            let mut doc = Document::from_text(base);
+            for e in edits.iter().rev() {
+                let range = Some((from_lsp(e.range.start), from_lsp(e.range.end)));
+                doc.apply_change(range, &e.new_text, enc);
+            }
+            assert_eq!(doc.text(), want, "{enc:?}");
+            let first = from_lsp(edits[0].range.start);
+            assert_eq!(position_to_offset(&rope, first, enc).get(), 1, "{enc:?}");
+        }
+    }
+
+    #[test]
+    fn paths_and_uris() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let real = dir.path().canonicalize().expect("canonical");
+        let uri = uri_of(&real.join("new file.rs")).expect("uri");
+        assert!(uri.as_str().ends_with("/new%20file.rs"), "{uri}");
+        let path = path_of(&uri).expect("file uri");
+        assert_eq!(canonical(&path), real.join("new file.rs"));
+        assert_eq!(path_of(&Url::parse("untitled:Untitled-1").expect("url")), None);
+    }
+}

@@ -1,0 +1,12 @@
+//! `textDocument/didClose`: stop tracking a document; reads go to the disk again.
+
+use tower_lsp::lsp_types::DidCloseTextDocumentParams;
+
+use crate::lsp::server::Shared;
+
+/// Forgets the document.
+pub(crate) fn handle(shared: &Shared, params: DidCloseTextDocumentParams) {
+    if shared.store.close(&params.text_document.uri).is_err() {
+        tracing::debug!(uri = %params.text_document.uri, "didClose for a document that is not open");
+    }
+}

@@ -1,0 +1,34 @@
+//! `initialize`: negotiate capabilities and take the workspace folders as roots.
+
+use tower_lsp::jsonrpc::Result as RpcResult;
+use tower_lsp::lsp_types::{InitializeParams, InitializeResult, ServerInfo};
+
+use crate::lsp::capabilities::{server_capabilities, ClientCaps};
+use crate::lsp::convert::path_of;
+use crate::lsp::server::Shared;
+
+/// Records the client's capabilities and roots, and answers the server's capabilities.
+pub(crate) fn handle(shared: &Shared, params: InitializeParams) -> RpcResult<InitializeResult> {
+    let caps = ClientCaps::new(&params.capabilities);
+    shared.set_caps(caps);
+    shared.set_roots(roots(&params));
+    Ok(InitializeResult {
+        capabilities: server_capabilities(&caps),
+        server_info: Some(ServerInfo {
+            name: "tether".to_owned(),
+            version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+        }),
+    })
+}
+
+/// The workspace folders, else the root URI, else the (older) root path.
+#[allow(deprecated)] // `root_uri` and `root_path` are how older clients name their root.
+fn roots(params: &InitializeParams) -> Vec<std::path::PathBuf> {
+    if let Some(folders) = params.workspace_folders.as_ref().filter(|f| !f.is_empty()) {
+        return folders.iter().filter_map(|f| path_of(&f.uri)).collect();
+    }
+    if let Some(path) = params.root_uri.as_ref().and_then(path_of) {
+        return vec![path];
+    }
+    params.root_path.iter().map(std::path::PathBuf::from).collect()
+}

@@ -1,0 +1,10 @@
+//! One file per LSP request or notification; `server.rs` is the one dispatch to them.
+
+pub(crate) mod debug_document;
+pub(crate) mod did_change;
+pub(crate) mod did_change_workspace_folders;
+pub(crate) mod did_close;
+pub(crate) mod did_open;
+pub(crate) mod did_save;
+pub(crate) mod execute_command;
+pub(crate) mod initialize;

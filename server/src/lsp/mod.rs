@@ -1,0 +1,159 @@
+//! `tether lsp`: the tools over the editor's live buffers, as a language server on tower-lsp.
+//!
+//! Only this module names tower-lsp and lsp-types. The editor opens documents and keeps them in
+//! sync ([`store`]); `workspace/executeCommand` runs tools against a snapshot of them
+//! ([`calls`]); a tool's changes reach open documents as one versioned `workspace/applyEdit` and
+//! every other file through the disk sink ([`sink`]). tether's own commands and methods are
+//! listed in [`protocol`] and documented in `editors/protocol.md`.
+//!
+//! Two tower-lsp hazards shape this module:
+//! - handlers run concurrently, so the sync handlers apply their change to the store before their
+//!   first `.await` (they have none), which keeps changes in arrival order;
+//! - the server runs at most [`CONCURRENCY_LEVEL`] handlers at once, and a tool call holds its
+//!   slot while it waits for the editor's `didChange`, so tool calls are capped well below that
+//!   ([`Limits::max_admitted`]) and every wait on the editor is bounded.
+
+mod calls;
+mod capabilities;
+mod convert;
+mod handlers;
+mod logging;
+mod progress;
+pub mod protocol;
+mod rollback;
+mod server;
+mod sink;
+mod store;
+mod transport;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tower_lsp::{ClientSocket, LspService};
+
+use crate::profiles::{self, Profile};
+use crate::sink::{DiskSink, Sink};
+use crate::tools::Config;
+
+pub use capabilities::{negotiate_encoding, ClientCaps};
+pub use server::Backend;
+
+/// How many handlers tower-lsp runs at once in `tether lsp`: well above the tool calls allowed
+/// in flight, so document sync always finds a free slot.
+pub const CONCURRENCY_LEVEL: usize = 64;
+
+/// Finds a profile by name (the `profile` of `tether.callTool`, or the server's default).
+pub type ProfileLookup = Arc<dyn Fn(&str) -> crate::Result<Box<dyn Profile>> + Send + Sync>;
+
+/// Caps and time limits of the server.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Tool calls running at once; more wait for a turn.
+    pub max_running: usize,
+    /// Tool calls admitted at once (running or waiting); more are refused with a JSON-RPC error,
+    /// so that waiting calls never fill tower-lsp's handler slots.
+    pub max_admitted: usize,
+    /// How long a call may wait for its turn.
+    pub queue_timeout: Duration,
+    /// How many times a tool runs when its edit meets a buffer that changed meanwhile.
+    pub max_attempts: u32,
+    /// How long the editor has to answer `workspace/applyEdit`.
+    pub apply_timeout: Duration,
+    /// How long the editor has, after answering, to report the edited text in `didChange`.
+    pub verify_timeout: Duration,
+    /// How long the editor has to answer `tether/saveDocuments`.
+    pub save_timeout: Duration,
+    /// How long a call runs before the server creates a progress token for it.
+    pub progress_delay: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_running: 8,
+            max_admitted: 32,
+            queue_timeout: Duration::from_secs(120),
+            max_attempts: 3,
+            apply_timeout: Duration::from_secs(10),
+            verify_timeout: Duration::from_secs(2),
+            save_timeout: Duration::from_secs(10),
+            progress_delay: Duration::from_millis(500),
+        }
+    }
+}
+
+/// How a `tether lsp` server is set up.
+#[derive(Clone)]
+pub struct Options {
+    /// The profile calls use when they name none.
+    pub profile: String,
+    /// Limits and switches for the tools (read-only mode among them).
+    pub config: Config,
+    /// Where profile names are looked up.
+    pub profiles: ProfileLookup,
+    /// Where changes to files that are not open go.
+    pub disk: Arc<dyn Sink>,
+    /// Caps and time limits.
+    pub limits: Limits,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            profile: "standard".to_owned(),
+            config: Config::default(),
+            profiles: Arc::new(profiles::by_name),
+            disk: Arc::new(DiskSink),
+            limits: Limits::default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("profile", &self.profile)
+            .field("config", &self.config)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The tower-lsp service of a server, with tether's custom methods registered.
+pub fn service(options: Options) -> (LspService<Backend>, ClientSocket) {
+    LspService::build(|client| Backend::new(client, options))
+        .custom_method(protocol::DEBUG_DOCUMENT, Backend::debug_document)
+        .finish()
+}
+
+/// Serves the protocol over `input`/`output` until the client sends `exit` or closes `input`.
+/// Returns whether `shutdown` came first (the LSP exit code is 0 then, 1 otherwise).
+pub async fn serve<I, O>(input: I, output: O, options: Options) -> bool
+where
+    I: AsyncRead + Unpin,
+    O: AsyncWrite,
+{
+    let (service, socket) = service(options);
+    let backend = service.inner().clone_handle();
+    transport::serve_until_exit(input, output, service, socket, CONCURRENCY_LEVEL).await;
+    backend.was_shut_down()
+}
+
+/// Runs `tether lsp` on stdio: logs to stderr, and warnings and errors to the editor too.
+/// Returns whether the editor sent `shutdown` before `exit`.
+pub fn run_stdio(options: Options, log_level: Option<&str>) -> anyhow::Result<bool> {
+    let forward = logging::init(log_level);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let clean = rt.block_on(async move {
+        let (service, socket) = service(options);
+        forward.connect(service.inner().client().clone());
+        let backend = service.inner().clone_handle();
+        let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
+        transport::serve_until_exit(stdin, stdout, service, socket, CONCURRENCY_LEVEL).await;
+        backend.was_shut_down()
+    });
+    // A tool still running when the editor leaves must not keep the process alive.
+    rt.shutdown_timeout(Duration::from_secs(1));
+    Ok(clean)
+}

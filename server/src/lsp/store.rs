@@ -1,0 +1,334 @@
+//! The open documents, as the editor last described them.
+//!
+//! Every method is synchronous and holds the lock only for its own work, never across an
+//! `.await`: the sync handlers call it before their first `.await`, which is what keeps changes in
+//! the order the editor sent them (see the `lsp` module documentation; `tests/lsp_sync.rs` proves it).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use ropey::Rope;
+use tokio::sync::watch;
+use tower_lsp::lsp_types::Url;
+
+use super::convert::final_break;
+use crate::text::{Document, LineEnding, Position, PositionEncoding};
+use crate::vfs::{OpenDocument, Overlay};
+
+/// One open document.
+#[derive(Debug, Clone)]
+struct Entry {
+    /// The URI the client named it by (used to address it in edits).
+    uri: Url,
+    doc: Document,
+    version: i32,
+    dirty: bool,
+    /// When it last changed, on the store's own clock (opening counts as a change).
+    last_change: u64,
+}
+
+/// An open document's state at one moment.
+#[derive(Debug, Clone)]
+pub struct DocState {
+    /// The URI the client named it by.
+    pub uri: Url,
+    /// The text (an O(1) clone of the store's rope).
+    pub rope: Rope,
+    /// The editor's version of that text.
+    pub version: i32,
+    /// Whether the buffer has unsaved changes.
+    pub dirty: bool,
+    /// When it last changed, on the store's clock: the most recently changed document is the
+    /// one the user is most likely typing in.
+    pub last_change: u64,
+}
+
+/// Why a change was not applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyncError {
+    /// The document is not open.
+    NotOpen,
+    /// The change's version is not newer than the document's.
+    Stale {
+        /// The document's version.
+        current: i32,
+        /// The change's version.
+        got: i32,
+    },
+}
+
+/// A text the sink expects a document to reach after an edit it sent.
+#[derive(Debug)]
+struct Expected {
+    path: PathBuf,
+    text: Arc<str>,
+    /// `text` with a final line break, when it has none: an editor that keeps the final line
+    /// break as a buffer property (Neovim's 'eol') reports the text with one.
+    with_break: Option<String>,
+    /// Receives the version of the first change that produced `text`.
+    reached: watch::Sender<Option<i32>>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    docs: HashMap<PathBuf, Entry>,
+    paths: HashMap<Url, PathBuf>,
+    expected: Vec<Arc<Expected>>,
+    /// The store's clock, ticking once per open or change.
+    clock: u64,
+}
+
+/// The store of open documents, keyed by real (canonical) path.
+#[derive(Debug, Default)]
+pub struct Store {
+    inner: Mutex<Inner>,
+}
+
+/// A registered expectation; dropping it unregisters it.
+#[derive(Debug)]
+pub struct Expectation<'a> {
+    store: &'a Store,
+    expected: Arc<Expected>,
+    reached: watch::Receiver<Option<i32>>,
+}
+
+impl Expectation<'_> {
+    /// Waits until the document passes through the expected text and returns the version of the
+    /// change that produced it; `None` when the wait ends without it.
+    pub async fn reached(&mut self) -> Option<i32> {
+        match self.reached.wait_for(Option::is_some).await {
+            Ok(v) => *v,
+            Err(_) => None,
+        }
+    }
+}
+
+impl Drop for Expectation<'_> {
+    fn drop(&mut self) {
+        self.store.lock().expected.retain(|e| !Arc::ptr_eq(e, &self.expected));
+    }
+}
+
+impl Store {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock leaves plain data behind; keep serving it.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records a document the editor opened (replacing any earlier state of the same file).
+    pub fn open(&self, uri: Url, path: PathBuf, doc: Document, version: i32, dirty: bool) {
+        let mut inner = self.lock();
+        if let Some(old) = inner.docs.get(&path).map(|e| e.uri.clone()) {
+            inner.paths.remove(&old);
+        }
+        inner.paths.insert(uri.clone(), path.clone());
+        inner.clock += 1;
+        let last_change = inner.clock;
+        inner.docs.insert(path, Entry { uri, doc, version, dirty, last_change });
+    }
+
+    /// Applies one `didChange`: its content changes in order, then its version. A version not
+    /// newer than the document's is refused, since applying it would reorder edits.
+    pub fn change<'t>(
+        &self,
+        uri: &Url,
+        version: i32,
+        changes: impl IntoIterator<Item = (Option<(Position, Position)>, &'t str)>,
+        enc: PositionEncoding,
+    ) -> Result<(), SyncError> {
+        let mut inner = self.lock();
+        let Inner { docs, paths, expected, clock } = &mut *inner;
+        let path = paths.get(uri).ok_or(SyncError::NotOpen)?;
+        let entry = docs.get_mut(path).ok_or(SyncError::NotOpen)?;
+        if version <= entry.version {
+            return Err(SyncError::Stale { current: entry.version, got: version });
+        }
+        let watching: Vec<&Arc<Expected>> = expected.iter().filter(|e| &e.path == path).collect();
+        for (range, text) in changes {
+            entry.doc.apply_change(range, text, enc);
+            // An editor may send an applied edit and the user's next keystrokes in one
+            // notification, so every intermediate text counts.
+            for e in &watching {
+                if e.reached.borrow().is_none() && e.matches(entry.doc.rope()) {
+                    e.reached.send_replace(Some(version));
+                }
+            }
+        }
+        entry.version = version;
+        entry.dirty = true;
+        *clock += 1;
+        entry.last_change = *clock;
+        Ok(())
+    }
+
+    /// Forgets a document the editor closed.
+    pub fn close(&self, uri: &Url) -> Result<(), SyncError> {
+        let mut inner = self.lock();
+        let path = inner.paths.remove(uri).ok_or(SyncError::NotOpen)?;
+        inner.docs.remove(&path);
+        Ok(())
+    }
+
+    /// Records that the editor saved a document.
+    pub fn saved(&self, uri: &Url) -> Result<(), SyncError> {
+        let mut inner = self.lock();
+        let Inner { docs, paths, .. } = &mut *inner;
+        let entry = paths.get(uri).and_then(|p| docs.get_mut(p)).ok_or(SyncError::NotOpen)?;
+        entry.dirty = false;
+        Ok(())
+    }
+
+    /// Marks the document at `path` clean if it is still at `version` (the server wrote that very
+    /// text to disk itself).
+    pub fn mark_clean(&self, path: &Path, version: i32) {
+        if let Some(entry) = self.lock().docs.get_mut(path) {
+            if entry.version == version {
+                entry.dirty = false;
+            }
+        }
+    }
+
+    /// The open document at the real path `path`.
+    pub fn get(&self, path: &Path) -> Option<DocState> {
+        self.lock().docs.get(path).map(state)
+    }
+
+    /// The open document the client calls `uri`.
+    pub fn get_by_uri(&self, uri: &Url) -> Option<DocState> {
+        let inner = self.lock();
+        inner.paths.get(uri).and_then(|p| inner.docs.get(p)).map(state)
+    }
+
+    /// Whether a document at `path`, or anywhere below it, is open.
+    pub fn any_open_under(&self, path: &Path) -> bool {
+        self.lock().docs.keys().any(|p| p.starts_with(path))
+    }
+
+    /// A snapshot of every open document, for one tool call.
+    pub fn overlay(&self) -> Overlay {
+        let inner = self.lock();
+        let docs: BTreeMap<PathBuf, OpenDocument> = inner
+            .docs
+            .iter()
+            .map(|(p, e)| (p.clone(), OpenDocument { doc: e.doc.clone(), version: e.version, dirty: e.dirty }))
+            .collect();
+        Overlay::from_docs(docs)
+    }
+
+    /// Starts watching for the document at `path` to pass through `text`; register before
+    /// sending the edit, so the change it causes cannot be missed.
+    pub fn expect(&self, path: &Path, text: Arc<str>) -> Expectation<'_> {
+        let (tx, rx) = watch::channel(None);
+        let with_break = final_break(&text).is_empty().then(|| {
+            let brk = LineEnding::detect(&text).break_for(&text);
+            format!("{text}{brk}")
+        });
+        let expected = Arc::new(Expected { path: path.to_path_buf(), text, with_break, reached: tx });
+        self.lock().expected.push(expected.clone());
+        Expectation { store: self, expected, reached: rx }
+    }
+}
+
+impl Expected {
+    fn matches(&self, rope: &Rope) -> bool {
+        rope_eq(rope, &self.text) || self.with_break.as_deref().is_some_and(|t| rope_eq(rope, t))
+    }
+}
+
+fn state(e: &Entry) -> DocState {
+    DocState {
+        uri: e.uri.clone(),
+        rope: e.doc.rope().clone(),
+        version: e.version,
+        dirty: e.dirty,
+        last_change: e.last_change,
+    }
+}
+
+/// Whether `rope` holds exactly `text`, checking the length first so most comparisons are O(1).
+pub fn rope_eq(rope: &Rope, text: &str) -> bool {
+    if rope.len_bytes() != text.len() {
+        return false;
+    }
+    let mut at = 0;
+    for chunk in rope.chunks() {
+        if text.as_bytes()[at..at + chunk.len()] != *chunk.as_bytes() {
+            return false;
+        }
+        at += chunk.len();
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uri(name: &str) -> Url {
+        Url::parse(&format!("file:///w/{name}")).expect("url")
+    }
+
+    #[test]
+    fn changes_apply_in_order_and_stale_versions_are_refused() {
+        let store = Store::default();
+        store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("hello\n"), 1, false);
+        let r = |l, c| Position::new(l, c);
+        let ok = store.change(
+            &uri("a"),
+            2,
+            [(Some((r(0, 0), r(0, 1))), "J"), (Some((r(0, 5), r(0, 5))), "!")],
+            PositionEncoding::Utf16,
+        );
+        assert_eq!(ok, Ok(()));
+        let got = store.get(Path::new("/w/a")).expect("open");
+        assert_eq!((got.rope.to_string(), got.version, got.dirty), ("Jello!\n".to_owned(), 2, true));
+        let stale = store.change(&uri("a"), 2, [(None, "lost")], PositionEncoding::Utf16);
+        assert_eq!(stale, Err(SyncError::Stale { current: 2, got: 2 }));
+        assert_eq!(store.change(&uri("b"), 9, [(None, "x")], PositionEncoding::Utf16), Err(SyncError::NotOpen));
+        assert_eq!(store.saved(&uri("a")), Ok(()));
+        assert!(!store.get(Path::new("/w/a")).expect("open").dirty);
+        assert_eq!(store.close(&uri("a")), Ok(()));
+        assert!(store.overlay().is_empty());
+    }
+
+    #[test]
+    fn expectation_sees_intermediate_texts() {
+        let store = Store::default();
+        store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("ab"), 1, false);
+        let mut exp = store.expect(Path::new("/w/a"), Arc::from("aXb"));
+        // The edit and a keystroke after it arrive in one notification.
+        let r = |c| Position::new(0, c);
+        store
+            .change(&uri("a"), 5, [(Some((r(1), r(1))), "X"), (Some((r(3), r(3))), "!")], PositionEncoding::Utf8)
+            .expect("change");
+        let rt = tokio::runtime::Builder::new_current_thread().build().expect("rt");
+        assert_eq!(rt.block_on(exp.reached()), Some(5));
+        drop(exp);
+        assert!(store.lock().expected.is_empty());
+    }
+
+    #[test]
+    fn an_added_final_break_still_counts() {
+        let store = Store::default();
+        store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("x\r\n"), 1, false);
+        let mut exp = store.expect(Path::new("/w/a"), Arc::from("x\r\nno break"));
+        let end = Position::new(1, 0);
+        store.change(&uri("a"), 2, [(Some((end, end)), "no break\r\n")], PositionEncoding::Utf8).expect("change");
+        let rt = tokio::runtime::Builder::new_current_thread().build().expect("rt");
+        assert_eq!(rt.block_on(exp.reached()), Some(2));
+    }
+
+    #[test]
+    fn rope_equality_across_chunks() {
+        let text: String = (0..5000).map(|i| format!("line {i} \u{1F600}\n")).collect();
+        let rope = Rope::from_str(&text);
+        assert!(rope.chunks().count() > 1);
+        assert!(rope_eq(&rope, &text));
+        let mut other = text.clone();
+        let at = text.len() / 2 + text[text.len() / 2..].find('l').expect("an l");
+        other.replace_range(at..at + 1, "L");
+        assert!(!rope_eq(&rope, &other));
+        assert!(!rope_eq(&rope, &text[1..]));
+    }
+}
