@@ -81,6 +81,8 @@ struct Inner {
     config: Config,
     host: Arc<dyn Host>,
     tools: Vec<ToolInfo>,
+    /// The tool list as MCP sends it, built once: it depends only on profile and mode.
+    mcp_tools: Vec<McpTool>,
 }
 
 /// How often a long tool call reports progress when the client asked for it.
@@ -90,7 +92,8 @@ impl McpServer {
     /// A server offering `profile`'s tools under `config`, run against `host`.
     pub fn new(profile: Box<dyn Profile>, config: Config, host: Arc<dyn Host>) -> McpServer {
         let tools = profile.tools(&config);
-        McpServer { inner: Arc::new(Inner { profile, config, host, tools }) }
+        let mcp_tools = tools.iter().map(to_mcp_tool).collect();
+        McpServer { inner: Arc::new(Inner { profile, config, host, tools, mcp_tools }) }
     }
 
     /// Serves MCP over `transport` until the client goes away.
@@ -106,7 +109,7 @@ impl McpServer {
     }
 
     fn tool_list(&self) -> Vec<McpTool> {
-        self.inner.tools.iter().map(to_mcp_tool).collect()
+        self.inner.mcp_tools.clone()
     }
 
     /// Runs one call on the blocking pool, so a slow tool never stalls the protocol loop; a panic
@@ -209,7 +212,7 @@ impl ServerHandler for McpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<McpTool> {
-        self.inner.tools.iter().find(|t| t.name == name).map(to_mcp_tool)
+        self.inner.mcp_tools.iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(
