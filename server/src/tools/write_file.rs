@@ -293,10 +293,37 @@ mod tests {
                 "#!/bin/sh\r\n# comment\r\necho a\r\necho B\r\necho c\r\necho d",
             ),
             (
+                "edit_file",
+                json!({"path": "s.sh", "old_string": "echo a\necho B", "new_string": "echo A\necho B"}),
+                "s.sh",
+                "#!/bin/sh\r\n# comment\r\necho A\r\necho B\r\necho c\r\necho d",
+            ),
+            (
+                "multi_edit",
+                json!({"path": "s.sh", "edits": [
+                    {"old_string": "echo c", "new_string": "echo C"},
+                    {"old_string": "# comment", "new_string": "# note\n# more"},
+                ]}),
+                "s.sh",
+                "#!/bin/sh\r\n# note\r\n# more\r\necho A\r\necho B\r\necho C\r\necho d",
+            ),
+            (
+                "replace",
+                json!({"path": "s.sh", "pattern": "echo ([A-Z])$", "replacement": "echo '$1'", "regex": true}),
+                "s.sh",
+                "#!/bin/sh\r\n# note\r\n# more\r\necho 'A'\r\necho 'B'\r\necho 'C'\r\necho d",
+            ),
+            (
+                "apply_patch",
+                json!({"patch": "--- a/s.sh\n+++ b/s.sh\n@@ -6,2 +6,2 @@\n echo 'C'\n-echo d\n\\ No newline at end of file\n+echo e\n\\ No newline at end of file\n"}),
+                "s.sh",
+                "#!/bin/sh\r\n# note\r\n# more\r\necho 'A'\r\necho 'B'\r\necho 'C'\r\necho e",
+            ),
+            (
                 "move",
                 json!({"source": "s.sh", "destination": "bin/s.sh"}),
                 "bin/s.sh",
-                "#!/bin/sh\r\n# comment\r\necho a\r\necho B\r\necho c\r\necho d",
+                "#!/bin/sh\r\n# note\r\n# more\r\necho 'A'\r\necho 'B'\r\necho 'C'\r\necho e",
             ),
         ];
         for (tool, args, at, want) in steps {
