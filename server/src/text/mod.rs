@@ -30,21 +30,7 @@ pub enum LineEnding {
 impl LineEnding {
     /// Detects the style of `text`.
     pub fn detect(text: &str) -> LineEnding {
-        let (mut lf, mut crlf, mut cr) = (false, false, false);
-        for (_, brk) in lines(text) {
-            match brk {
-                "\n" => lf = true,
-                "\r\n" => crlf = true,
-                "\r" => cr = true,
-                _ => {}
-            }
-        }
-        match (lf, crlf, cr) {
-            (_, false, false) => LineEnding::Lf,
-            (false, true, false) => LineEnding::Crlf,
-            (false, false, true) => LineEnding::Cr,
-            _ => LineEnding::Mixed,
-        }
+        LineFacts::of(text).ending
     }
 
     /// The name shown to users: `lf`, `crlf`, `cr` or `mixed`.
@@ -76,6 +62,48 @@ impl LineEnding {
 impl fmt::Display for LineEnding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// What one pass over a text learns about its lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineFacts {
+    /// The number of line breaks.
+    pub breaks: usize,
+    /// The number of 1-based tool lines (a final line break does not start another line).
+    pub lines: usize,
+    /// The line-ending style ([`LineEnding::Lf`] when there is no break at all).
+    pub ending: LineEnding,
+}
+
+impl LineFacts {
+    /// Scans `text` once, jumping from break to break.
+    pub fn of(text: &str) -> LineFacts {
+        let bytes = text.as_bytes();
+        let (mut lf, mut crlf, mut cr, mut breaks) = (false, false, false, 0);
+        let mut skip_lf_at = usize::MAX;
+        for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+            if i == skip_lf_at {
+                continue;
+            }
+            breaks += 1;
+            if bytes[i] == b'\n' {
+                lf = true;
+            } else if bytes.get(i + 1) == Some(&b'\n') {
+                crlf = true;
+                skip_lf_at = i + 1;
+            } else {
+                cr = true;
+            }
+        }
+        let ending = match (lf, crlf, cr) {
+            (_, false, false) => LineEnding::Lf,
+            (false, true, false) => LineEnding::Crlf,
+            (false, false, true) => LineEnding::Cr,
+            _ => LineEnding::Mixed,
+        };
+        let lines = breaks + usize::from(!text.is_empty() && !ends_with_newline(text));
+        LineFacts { breaks, lines, ending }
     }
 }
 
@@ -251,6 +279,7 @@ mod tests {
             assert_eq!(ends_with_newline(text), nl, "{text:?}");
             assert_eq!(doc.line_count(), count, "{text:?}");
             assert_eq!(LineIndex::new(text).line_count(), count, "{text:?}");
+            assert_eq!(LineFacts::of(text).lines, count, "{text:?}");
         }
     }
 

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use super::list_dir::workspace_path;
 use super::{parse_args, schema_of, Context, Effects, Output, Tool};
 use crate::error::{ErrorKind, Result};
-use crate::text::{ends_with_newline, lines, LineEnding};
+use crate::text::{ends_with_newline, LineFacts};
 use crate::vfs::{EntryKind, Metadata, Origin};
 use crate::workspace::SandboxPath;
 
@@ -141,9 +141,10 @@ fn file_fields(ctx: &Context<'_>, path: &SandboxPath, meta: &Metadata, out: &mut
         }
     };
     let text = &file.text;
-    let line_ending = if text.contains(['\n', '\r']) { LineEnding::detect(text).as_str() } else { "none" };
+    let facts = LineFacts::of(text);
+    let line_ending = if facts.breaks == 0 { "none" } else { facts.ending.as_str() };
     out.insert("binary".into(), json!(false));
-    out.insert("lines".into(), json!(lines(text).count()));
+    out.insert("lines".into(), json!(facts.lines));
     out.insert("encoding".into(), json!(file.encoding.as_str()));
     out.insert("bom".into(), json!(file.bom));
     out.insert("line_ending".into(), json!(line_ending));
