@@ -69,7 +69,7 @@ pub fn glob(ctx: &Context<'_>, args: GlobArgs) -> Result<String> {
     let opts = WalkOptions { gitignore: args.respect_gitignore.unwrap_or(true), ..WalkOptions::default() };
     let builder = ctx.vfs.workspace().walker(&dir, opts);
     let base = dir.real();
-    let mut found: Vec<(SystemTime, PathBuf)> = walk_parallel(&builder, || {
+    let mut found: Vec<(SystemTime, PathBuf)> = walk_parallel(&builder, ctx.cancel, || {
         |entry: DirEntry, out: &mut Vec<(SystemTime, PathBuf)>| {
             // Symlinks are yielded as links and never followed; only regular files are listed.
             if !entry.file_type().is_some_and(|t| t.is_file()) {
@@ -82,6 +82,8 @@ pub fn glob(ctx: &Context<'_>, args: GlobArgs) -> Result<String> {
             out.push((modified, entry.into_path()));
         }
     });
+    // A cancelled walk stopped early: its partial list must not pass for a complete one.
+    ctx.cancel.check()?;
     if found.is_empty() {
         return Ok("(no matches)".to_owned());
     }

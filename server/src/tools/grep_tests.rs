@@ -312,3 +312,12 @@ fn memory_budget_does_not_change_output() {
         }
     }
 }
+
+#[test]
+fn a_cancelled_search_stops_with_cancelled() {
+    let f = fixture(FORMATS);
+    f.cancel.cancel();
+    for tool in ["grep", "glob"] {
+        assert_eq!(f.call_err(tool, json!({"pattern": "alpha"})), ErrorKind::Cancelled, "{tool}");
+    }
+}

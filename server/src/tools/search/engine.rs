@@ -153,6 +153,8 @@ pub fn search(ctx: &Context<'_>, query: &Query, target: &SandboxPath, glob: Opti
                 .with_path(target.given()));
         }
     };
+    // A cancelled walk stopped early: its partial results must not pass for complete ones.
+    ctx.cancel.check()?;
     // Sorting once, at the end, keeps the output deterministic whatever the threads did.
     files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     Ok(Found {
@@ -215,7 +217,7 @@ fn search_dir(
     let opts = WalkOptions { gitignore: query.gitignore, ..WalkOptions::default() };
     let builder = ctx.vfs.workspace().walker(dir, opts);
     let base = dir.real();
-    let mut files = walk_parallel(&builder, || {
+    let mut files = walk_parallel(&builder, ctx.cancel, || {
         let mut worker = Worker::new(ctx, query, counters);
         move |entry: DirEntry, out: &mut Vec<FileHits>| {
             // Links are never followed (the walk yields them as links), so that nothing outside

@@ -16,6 +16,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 
 use crate::error::{Error, Result};
+use crate::tools::Cancel;
 
 /// Characters of one output line shown before it is cut.
 pub const MAX_LINE_CHARS: usize = 500;
@@ -71,21 +72,22 @@ fn glob_reason(e: &globset::Error) -> String {
 /// `make` builds one visitor per thread; a visitor gets each entry the walk yields (directories,
 /// files and links alike; walk errors are skipped) and pushes results onto its thread's own
 /// vector, so that no lock is taken per file. Each thread's vector is appended to the result
-/// once, when the thread finishes.
-pub fn walk_parallel<T, V, M>(builder: &WalkBuilder, make: M) -> Vec<T>
+/// once, when the thread finishes. Every thread stops at its next entry once `cancel` is set.
+pub fn walk_parallel<T, V, M>(builder: &WalkBuilder, cancel: &Cancel, make: M) -> Vec<T>
 where
     T: Send,
     V: FnMut(DirEntry, &mut Vec<T>) + Send,
     M: Fn() -> V + Sync,
 {
     let results = Mutex::new(Vec::new());
-    builder.build_parallel().visit(&mut Builder { make: &make, results: &results });
+    builder.build_parallel().visit(&mut Builder { make: &make, results: &results, cancel });
     results.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 struct Builder<'a, T, M> {
     make: &'a M,
     results: &'a Mutex<Vec<T>>,
+    cancel: &'a Cancel,
 }
 
 impl<'s, T, V, M> ParallelVisitorBuilder<'s> for Builder<'s, T, M>
@@ -95,7 +97,7 @@ where
     M: Fn() -> V + Sync,
 {
     fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
-        Box::new(Visitor { visit: (self.make)(), local: Vec::new(), results: self.results })
+        Box::new(Visitor { visit: (self.make)(), local: Vec::new(), results: self.results, cancel: self.cancel })
     }
 }
 
@@ -103,10 +105,14 @@ struct Visitor<'a, T, V> {
     visit: V,
     local: Vec<T>,
     results: &'a Mutex<Vec<T>>,
+    cancel: &'a Cancel,
 }
 
 impl<T: Send, V: FnMut(DirEntry, &mut Vec<T>) + Send> ParallelVisitor for Visitor<'_, T, V> {
     fn visit(&mut self, entry: std::result::Result<DirEntry, ignore::Error>) -> WalkState {
+        if self.cancel.is_cancelled() {
+            return WalkState::Quit;
+        }
         // A walk error is an unreadable directory or a bad line in an ignore file: neither stops
         // the search, as in ripgrep.
         if let Ok(entry) = entry {
