@@ -258,7 +258,7 @@ impl ServerHandler for McpServer {
         }
         match result {
             Ok(r) => Ok(to_mcp_result(r).into()),
-            Err(e @ CallError::UnknownTool(_)) => Err(McpError::invalid_params(e.to_string(), None)),
+            Err(e) => Err(McpError::new(rmcp::model::ErrorCode(e.code()), e.to_string(), e.data().cloned())),
         }
     }
 

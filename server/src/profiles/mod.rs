@@ -56,17 +56,46 @@ pub struct CallResult {
     pub is_error: bool,
 }
 
-/// A call that could not be made at all: a protocol-level failure, not a tool failure.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A call answered with a JSON-RPC error rather than a tool result: an unknown tool, or a
+/// failure a contract documents as a JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq)]
 pub enum CallError {
     /// No tool of that name in this profile (and mode).
     UnknownTool(String),
+    /// A JSON-RPC error in the contract's own code, message and data.
+    Rpc {
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The error message.
+        message: String,
+        /// The error's `data` member, when the contract has one.
+        data: Option<Value>,
+    },
+}
+
+impl CallError {
+    /// The JSON-RPC error code of this failure (unknown tools are invalid params, -32602).
+    pub fn code(&self) -> i32 {
+        match self {
+            CallError::UnknownTool(_) => -32602,
+            CallError::Rpc { code, .. } => *code,
+        }
+    }
+
+    /// The `data` member of the JSON-RPC error, if any.
+    pub fn data(&self) -> Option<&Value> {
+        match self {
+            CallError::UnknownTool(_) => None,
+            CallError::Rpc { data, .. } => data.as_ref(),
+        }
+    }
 }
 
 impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CallError::UnknownTool(name) => write!(f, "unknown tool: {name}"),
+            CallError::Rpc { message, .. } => f.write_str(message),
         }
     }
 }
@@ -90,13 +119,32 @@ pub trait Profile: Send + Sync {
     }
 }
 
-/// The names `--profile` accepts.
-pub const NAMES: &[&str] = &["standard"];
+/// Every profile: its name as given to `--profile` and how to make a fresh instance (a profile
+/// may keep per-session state, such as a chosen workspace, so each server makes its own).
+#[rustfmt::skip]
+const ALL: &[(&str, MakeProfile)] = &[
+    ("standard", || Box::new(Standard)),
+];
 
-/// The profile called `name`.
+type MakeProfile = fn() -> Box<dyn Profile>;
+
+/// The names `--profile` accepts.
+pub const NAMES: &[&str] = &names::<{ ALL.len() }>();
+
+const fn names<const N: usize>() -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = ALL[i].0;
+        i += 1;
+    }
+    out
+}
+
+/// A new instance of the profile called `name`.
 pub fn by_name(name: &str) -> Result<Box<dyn Profile>> {
-    match name {
-        "standard" => Ok(Box::new(Standard)),
-        other => Err(Error::invalid(format!("unknown profile `{other}`; known profiles: {}", NAMES.join(", ")))),
+    match ALL.iter().find(|(n, _)| *n == name) {
+        Some((_, make)) => Ok(make()),
+        None => Err(Error::invalid(format!("unknown profile `{name}`; known profiles: {}", NAMES.join(", ")))),
     }
 }

@@ -56,7 +56,11 @@ async fn call_tool(shared: &Arc<Shared>, params: ExecuteCommandParams) -> RpcRes
     progress.finish(message).await;
     match result {
         Ok(r) => Ok(call_tool_result(r)),
-        Err(e @ CallError::UnknownTool(_)) => Err(RpcError::invalid_params(e.to_string())),
+        Err(e) => Err(RpcError {
+            code: tower_lsp::jsonrpc::ErrorCode::from(i64::from(e.code())),
+            message: e.to_string().into(),
+            data: e.data().cloned(),
+        }),
     }
 }
 
