@@ -23,6 +23,11 @@ pub const SERVER_METHODS: &[&str] = &[DEBUG_DOCUMENT];
 /// The custom methods the server sends (server to client).
 pub const CLIENT_METHODS: &[&str] = &[SAVE_DOCUMENTS];
 
+/// `initializationOptions` key: the save policy, `"clean"` or `"never"`.
+pub const SAVE_OPTION: &str = "save";
+/// Every `initializationOptions` key the server reads.
+pub const INIT_OPTIONS: &[&str] = &[SAVE_OPTION];
+
 /// The key under `experimental` (in client and server capabilities) where tether's own
 /// capabilities live.
 pub const CAPABILITY_KEY: &str = "tether";
