@@ -237,6 +237,38 @@ async fn a_lenient_editor_skipping_a_stale_edit_is_caught_and_retried() {
     e.s.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_waits_for_the_late_change_that_caused_it() {
+    // A strict editor (the Neovim plugin's handler) refuses an edit because the user typed just
+    // before it arrived, and reports that keystroke only later (Neovim's 150 ms debounce). The
+    // retry must read the buffer after the keystroke, not the same stale text again.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let inner = editor_script(Strictness::Strict, ChangeOrder::AfterAnswer);
+    let counter = calls.clone();
+    let script: Script = Arc::new(move |editor, client, method, params| {
+        if method == "workspace/applyEdit" && counter.fetch_add(1, Ordering::SeqCst) == 0 {
+            let note = editor.type_text(&url_in(&params), 0, 0, "typed ");
+            let client = client.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+                client.send(note);
+            });
+            return Reply::ok(json!({"applied": false, "failureReason": "the buffer is newer than the edit"}));
+        }
+        inner(editor, client, method, params)
+    });
+    let e = start(neovim_capabilities(), script).await;
+    let s = &e.s;
+    s.open_from_disk("a.txt");
+    let r = plan(s, replace_two()).await;
+    assert_eq!(destinations(&r), pairs(&[("a.txt", "buffer_unsaved")]), "{r}");
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "refused once, then applied");
+    let want = format!("typed {EDITED}");
+    assert_eq!(s.editor.buffer(&s.uri("a.txt")).map(|b| b.1), Some(want.clone()));
+    assert_eq!(s.server_copy("a.txt").await.map(|d| d.1), Some(want));
+    e.s.shutdown().await;
+}
+
 fn url_in(params: &Value) -> tower_lsp::lsp_types::Url {
     let p: ApplyWorkspaceEditParams = serde_json::from_value(params.clone()).expect("params");
     match p.edit.document_changes {

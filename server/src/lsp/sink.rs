@@ -233,6 +233,23 @@ impl EditorSink {
                 let reason = r.failure_reason.map(|r| format!(": {r}")).unwrap_or_default();
                 let failed = r.failed_change.and_then(|i| order.get(i as usize)).and_then(|&i| ops.get(i));
                 let path = failed.map_or(first, |op| op.path());
+                // The editor usually refuses because a buffer moved on, and it may report that
+                // change only later (Neovim waits 150 ms): let it arrive, so that the retry reads
+                // the buffer as the editor has it rather than failing on the same stale text.
+                let sent: Vec<(&std::path::Path, i32)> = match failed {
+                    Some(EditorOp::Edit(e)) => vec![(e.path.real(), e.version)],
+                    _ => ops
+                        .iter()
+                        .filter_map(|op| match op {
+                            EditorOp::Edit(e) => Some((e.path.real(), e.version)),
+                            _ => None,
+                        })
+                        .collect(),
+                };
+                if !sent.is_empty() {
+                    let deadline = tokio::time::Instant::now() + limits.verify_timeout;
+                    store.wait_any_newer(&sent, deadline).await;
+                }
                 return Err(self.stale(path, &format!("the editor refused the edit{reason}")));
             }
             Ok(Ok(_)) => {}
