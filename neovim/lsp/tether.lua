@@ -10,8 +10,12 @@ return {
   cmd = { "tether", "lsp" },
   -- No `filetypes`: tether serves every file buffer.
   root_markers = { ".git", ".hg", ".jj", ".svn" },
+  -- Buffers without a file name get no client (on_dir is not called).
   root_dir = function(bufnr, on_dir)
-    on_dir(require("tether.config").root_dir(bufnr))
+    local root = require("tether.config").root_dir(bufnr)
+    if root then
+      on_dir(root)
+    end
   end,
   capabilities = {
     experimental = { tether = { saveDocuments = true } },

@@ -1,14 +1,17 @@
 -- A small test harness for the specs: each spec file runs in its own Neovim (see `run`) and
--- prints one line per test, `PASS name`, `FAIL name` (with the error), or `SKIP name: reason`.
+-- writes one line per test, `PASS name`, `FAIL name` (with the error), or `SKIP name: reason`.
 
 local H = {}
 
 local counts = { pass = 0, fail = 0, skip = 0 }
 
+-- Results go to the file the runner names (messages on stdout would mix with them), else stdout.
+local sink = vim.env.TETHER_SPEC_OUT and assert(io.open(vim.env.TETHER_SPEC_OUT, "a")) or io.stdout
+
 ---@param line string
 local function out(line)
-  io.stdout:write(line .. "\n")
-  io.stdout:flush()
+  sink:write(line .. "\n")
+  sink:flush()
 end
 
 ---Runs one test.
@@ -123,7 +126,12 @@ end
 ---@return integer bufnr
 ---@return vim.lsp.Client client
 function H.open(path)
-  vim.cmd.edit(vim.fn.fnameescape(path))
+  local existing = vim.fn.bufnr("^" .. vim.fn.escape(path, "\\^$.*[]~") .. "$")
+  if existing ~= -1 and vim.api.nvim_buf_is_loaded(existing) then
+    vim.api.nvim_set_current_buf(existing)
+  else
+    vim.cmd.edit(vim.fn.fnameescape(path))
+  end
   local bufnr = vim.api.nvim_get_current_buf()
   local client ---@type vim.lsp.Client?
   H.wait(function()

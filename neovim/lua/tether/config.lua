@@ -136,20 +136,21 @@ function M.cmd(options)
   return cmd
 end
 
----The workspace root for a buffer: the nearest folder holding a root marker, else the current
----directory when the file is inside it, else the file's own directory.
+---The workspace root for a file buffer: the nearest folder holding a root marker, else the
+---current directory when the file is inside it, else the file's own directory. `nil` for a buffer
+---that is not a file (no name, or a special `buftype`).
 ---@param bufnr integer
----@return string
+---@return string?
 function M.root_dir(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == "" or vim.bo[bufnr].buftype ~= "" or name:match("^%a[%w+.-]*://") then
+    return nil
+  end
   local root = vim.fs.root(bufnr, M.options.root_markers)
   if root then
     return root
   end
   local cwd = assert(vim.uv.cwd())
-  local name = vim.api.nvim_buf_get_name(bufnr)
-  if name == "" then
-    return cwd
-  end
   local dir = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(name, ":p")))
   if dir == cwd or vim.startswith(dir, cwd .. "/") then
     return cwd
@@ -185,7 +186,7 @@ end
 function M.client_config(options, bufnr)
   local config = vim.tbl_deep_extend("force", M.base(), M.overrides(options))
   config.name = "tether"
-  config.root_dir = M.root_dir(bufnr)
+  config.root_dir = M.root_dir(bufnr) or assert(vim.uv.cwd())
   config.workspace_folders = {
     { uri = vim.uri_from_fname(config.root_dir), name = config.root_dir },
   }

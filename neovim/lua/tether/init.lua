@@ -9,12 +9,12 @@ M.did_setup = false
 
 local has_011 = vim.fn.has("nvim-0.11") == 1
 
----Starts the client for one buffer (reusing the one of its root), the way Neovim 0.10 does it and
+---Starts the client for one file buffer (reusing the one of its root), the way Neovim 0.10 does it and
 ---Neovim 0.11 does it for buffers without a filetype, which `vim.lsp.enable` never sees.
 ---@param bufnr integer
 ---@return integer? client_id
 function M.start(bufnr)
-  if not vim.api.nvim_buf_is_valid(bufnr) or vim.bo[bufnr].buftype ~= "" then
+  if not vim.api.nvim_buf_is_valid(bufnr) or not config.root_dir(bufnr) then
     return nil
   end
   local fts = config.options.filetypes
@@ -182,7 +182,9 @@ function M.mcp_server(opts)
   local root = opts.root
   if not root then
     local client = M.client()
-    root = client and client.root_dir or config.root_dir(vim.api.nvim_get_current_buf())
+    root = client and client.root_dir
+      or config.root_dir(vim.api.nvim_get_current_buf())
+      or assert(vim.uv.cwd())
   end
   local args = { "mcp", "--root", root }
   if config.options.profile then
