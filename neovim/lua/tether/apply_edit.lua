@@ -102,11 +102,7 @@ function M.check(edit)
           local have = M.buffer_version(bufnr)
           if have ~= want then
             return {
-              reason = ("%s changed: the edit is for version %d, the buffer is at version %d"):format(
-                uri,
-                want,
-                have
-              ),
+              reason = ("%s changed: the edit is for version %d, the buffer is at version %d"):format(uri, want, have),
               index = i - 1,
             }
           end

@@ -27,6 +27,19 @@ function M.start(bufnr)
   return vim.lsp.start(config.client_config(config.options, bufnr), { bufnr = bufnr })
 end
 
+---Makes the help tags of `doc/tether.txt` when they are missing: the plugin lives in a
+---subfolder of tether's repository, where plugin managers do not look for docs.
+function M.helptags()
+  local doc = vim.api.nvim_get_runtime_file("doc/tether.txt", false)[1]
+  if not doc then
+    return
+  end
+  local dir = vim.fs.dirname(doc)
+  if not vim.uv.fs_stat(dir .. "/tags") and vim.uv.fs_access(dir, "W") then
+    pcall(vim.cmd.helptags, { args = { vim.fn.fnameescape(dir) }, mods = { silent = true } })
+  end
+end
+
 ---Sets tether up: checks the options, then starts the client for every file buffer, now and
 ---later. On Neovim 0.11 and newer through `vim.lsp.config` and `vim.lsp.enable`, on 0.10 through
 ---`vim.lsp.start`. Calling it again replaces the options for clients started afterwards.
@@ -34,6 +47,7 @@ end
 function M.setup(opts)
   config.options = config.resolve(opts)
   M.did_setup = true
+  M.helptags()
   local group = vim.api.nvim_create_augroup("tether", { clear = true })
   if has_011 then
     vim.lsp.config("tether", config.overrides(config.options))
@@ -182,9 +196,7 @@ function M.mcp_server(opts)
   local root = opts.root
   if not root then
     local client = M.client()
-    root = client and client.root_dir
-      or config.root_dir(vim.api.nvim_get_current_buf())
-      or assert(vim.uv.cwd())
+    root = client and client.root_dir or config.root_dir(vim.api.nvim_get_current_buf()) or assert(vim.uv.cwd())
   end
   local args = { "mcp", "--root", root }
   if config.options.profile then

@@ -25,7 +25,8 @@ H.test("edit_file on a clean buffer: lands, is saved through tether/saveDocument
     label = params.label
     return strict(err, params, ctx)
   end
-  local result = require("tether").call("edit_file", { path = "a.py", old_string = "return 1", new_string = "return 2" })
+  local result =
+    require("tether").call("edit_file", { path = "a.py", old_string = "return 1", new_string = "return 2" })
   client.handlers["workspace/applyEdit"] = strict
   H.eq(false, result.isError, "isError: " .. require("tether").text(result))
   H.eq("def f():\n    return 2", H.text(bufnr), "buffer")
@@ -33,9 +34,12 @@ H.test("edit_file on a clean buffer: lands, is saved through tether/saveDocument
   H.eq(false, vim.bo[bufnr].modified, "buffer modified after the save")
   -- The server names the tool in the edit's label ("tether: edit_file") when it sends one.
   local who = label or "tether"
-  H.truthy(vim.iter(notes):any(function(n)
-    return vim.startswith(n, who .. " changed ") and n:find("a.py", 1, true)
-  end), ("a message names %s and the file: %s"):format(who, vim.inspect(notes)))
+  H.truthy(
+    vim.iter(notes):any(function(n)
+      return vim.startswith(n, who .. " changed ") and n:find("a.py", 1, true)
+    end),
+    ("a message names %s and the file: %s"):format(who, vim.inspect(notes))
+  )
   vim.api.nvim_set_current_buf(bufnr)
   vim.cmd("normal! u")
   H.eq("def f():\n    return 1", H.text(bufnr), "buffer after u")
@@ -70,7 +74,8 @@ end)
 H.test("a failing tool is a result with isError, and the buffer is unchanged", function()
   local bufnr = H.open(ws .. "/a.py")
   local before = H.text(bufnr)
-  local result = require("tether").call("edit_file", { path = "a.py", old_string = "nothing like this", new_string = "x" })
+  local result =
+    require("tether").call("edit_file", { path = "a.py", old_string = "nothing like this", new_string = "x" })
   H.eq(true, result.isError, "isError")
   H.eq("no_match", vim.json.decode(require("tether").text(result)).error, "error kind")
   H.eq(before, H.text(bufnr), "buffer")

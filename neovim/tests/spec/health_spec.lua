@@ -13,7 +13,10 @@ end
 H.test("without the binary: a clear error", function()
   require("tether").setup({ binary = "/nonexistent/bin/tether" })
   local report = checkhealth()
-  H.truthy(report:find("ERROR tether binary not found: /nonexistent/bin/tether is not an executable file", 1, true), report)
+  H.truthy(
+    report:find("ERROR tether binary not found: /nonexistent/bin/tether is not an executable file", 1, true),
+    report
+  )
   H.truthy(report:find("setup({ binary =", 1, true), "advice in:\n" .. report)
   H.truthy(report:find("no tether client is running", 1, true), report)
   require("tether").setup({ binary = "surely-not-a-tether-binary" })
@@ -48,7 +51,14 @@ H.test("bridge discovery files are reported, stale ones warned about", function(
   local me = vim.uv.os_getpid()
   H.write(
     ("%s/%d.json"):format(dir, me),
-    vim.json.encode({ pid = me, roots = { "/w" }, socket = sock, profile = "standard", token = "secret", version = "0.1.0" })
+    vim.json.encode({
+      pid = me,
+      roots = { "/w" },
+      socket = sock,
+      profile = "standard",
+      token = "secret",
+      version = "0.1.0",
+    })
   )
   H.write(dir .. "/999999999.json", vim.json.encode({ pid = 999999999, roots = {}, socket = dir .. "/gone.sock" }))
   local report = checkhealth()

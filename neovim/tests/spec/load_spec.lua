@@ -46,9 +46,19 @@ H.test("setup() rejects a bad option with a message naming it", function()
 end)
 
 H.test("setup() builds the command from the options", function()
-  require("tether").setup({ binary = "/opt/tether/bin/tether", profile = "standard", read_only = true, log_level = "debug", save = "never" })
+  require("tether").setup({
+    binary = "/opt/tether/bin/tether",
+    profile = "standard",
+    read_only = true,
+    log_level = "debug",
+    save = "never",
+  })
   local cfg = vim.lsp.config.tether
-  H.eq({ "/opt/tether/bin/tether", "lsp", "--profile", "standard", "--read-only", "--log-level", "debug" }, cfg.cmd, "cmd")
+  H.eq(
+    { "/opt/tether/bin/tether", "lsp", "--profile", "standard", "--read-only", "--log-level", "debug" },
+    cfg.cmd,
+    "cmd"
+  )
   H.eq({ save = "never" }, cfg.init_options, "init_options")
   H.eq(true, vim.lsp.is_enabled("tether"), "enabled")
 end)
