@@ -50,7 +50,8 @@ function M.setup(opts)
   M.helptags()
   local group = vim.api.nvim_create_augroup("tether", { clear = true })
   if has_011 then
-    vim.lsp.config("tether", config.overrides(config.options))
+    -- Assigned, not merged: a second setup() replaces the first one's options whole.
+    vim.lsp.config["tether"] = config.overrides(config.options)
     vim.lsp.enable("tether")
   end
   -- `vim.lsp.enable` starts clients on `FileType`; buffers without a filetype (and every buffer

@@ -63,6 +63,15 @@ H.test("setup() builds the command from the options", function()
   H.eq(true, vim.lsp.is_enabled("tether"), "enabled")
 end)
 
+H.test("a second setup() replaces the first one's options", function()
+  require("tether").setup({ binary = "/opt/tether/bin/tether", filetypes = { "lua" }, read_only = true })
+  require("tether").setup({ binary = "/opt/tether/bin/tether" })
+  local cfg = vim.lsp.config.tether
+  H.eq({ "/opt/tether/bin/tether", "lsp" }, cfg.cmd, "cmd")
+  H.eq(nil, cfg.filetypes, "filetypes")
+  H.eq("function", type(cfg.handlers["workspace/applyEdit"]), "handlers from lsp/tether.lua kept")
+end)
+
 H.test("mcp_server() gives the stdio spec for AI plugins", function()
   require("tether").setup({ binary = "/opt/tether/bin/tether" })
   local spec = require("tether").mcp_server({ root = "/w" })
