@@ -3,19 +3,6 @@ local H = require("helpers")
 
 if not H.bin() then
   H.skip("edit", "TETHER_BIN is not set")
-  H.test("move of an open file goes through the handler as a rename, and the buffer follows", function()
-    H.write(ws .. "/old.txt", "moving\n")
-    local bufnr = H.open(ws .. "/old.txt")
-    local result = require("tether").call("move", { source = "old.txt", destination = "new.txt" })
-    H.eq(false, result.isError, "isError: " .. require("tether").text(result))
-    H.eq(nil, vim.uv.fs_stat(ws .. "/old.txt"), "old file")
-    H.eq("moving\n", H.read(ws .. "/new.txt"), "new file")
-    local renamed = vim.fn.bufnr(ws .. "/new.txt")
-    H.truthy(renamed ~= -1, "a buffer for new.txt")
-    H.eq("moving", H.text(renamed), "its text")
-    H.truthy(bufnr == renamed or not vim.api.nvim_buf_is_loaded(bufnr), "the old buffer is gone or renamed")
-  end)
-
   H.finish()
 end
 
