@@ -81,17 +81,34 @@ function M.call(tool, json)
   end)
 end
 
+---The 1-based column of the first match of `pattern` in `line`, as near as Neovim can tell: the
+---pattern is Rust regex syntax, so a literal is found exactly, a simple regex through a very magic
+---Vim regex, and anything else gives column 1.
+---@param line string
+---@param pattern string
+---@return integer
+local function column(line, pattern)
+  if not pattern:find("[%^%$%(%)%[%]{}%.%*%+%?|\\]") then
+    return line:find(pattern, 1, true) or 1
+  end
+  local ok, re = pcall(vim.regex, "\\v" .. pattern)
+  local start = ok and re:match_str(line) or nil
+  return start and start + 1 or 1
+end
+
 ---Parses `grep`'s content lines (`path:line:text`) into quickfix items.
 ---@param text string
 ---@param root string
+---@param pattern? string The pattern searched for, to find each match's column.
 ---@return vim.quickfix.entry[]
-function M.grep_items(text, root)
+function M.grep_items(text, root, pattern)
   local items = {} ---@type vim.quickfix.entry[]
   for _, line in ipairs(vim.split(text, "\n", { plain = true })) do
     local path, lnum, rest = line:match("^(.-):(%d+):(.*)$")
     if path and path ~= "" then
       local file = path:sub(1, 1) == "/" and path or (root .. "/" .. path)
-      table.insert(items, { filename = file, lnum = tonumber(lnum), col = 1, text = rest })
+      local col = pattern and column(rest, pattern) or 1
+      table.insert(items, { filename = file, lnum = tonumber(lnum), col = col, text = rest })
     end
   end
   return items
@@ -112,7 +129,7 @@ function M.grep(pattern, done)
     if result.isError then
       return fail(text)
     end
-    local items = M.grep_items(text, root)
+    local items = M.grep_items(text, root, pattern)
     vim.fn.setqflist({}, " ", { title = "tether grep " .. pattern, items = items })
     if #items > 0 then
       vim.cmd("botright copen")

@@ -24,16 +24,21 @@ H.test(":Tether grep finds text that exists only in an unsaved buffer", function
   H.eq(1, #items, "items: " .. vim.inspect(items))
   H.eq(ws .. "/src/one.txt", vim.api.nvim_buf_get_name(items[1].bufnr), "file")
   H.eq(2, items[1].lnum, "line")
+  H.eq(12, items[1].col, "column")
   H.eq("an unsaved needle here", items[1].text, "text")
   H.eq("first line\nsecond line\n", H.read(ws .. "/src/one.txt"), "the file on disk is unchanged")
 end)
 
-H.test("grep_items parses paths, line numbers and text with colons", function()
-  local items = require("tether.commands").grep_items("a/b.txt:3:x: y\n/abs/c.txt:10:z\n\n(showing 1-2 of 9)", "/w")
+H.test("grep_items parses paths, line numbers, text with colons, and finds columns", function()
+  local grep_items = require("tether.commands").grep_items
+  local items = grep_items("a/b.txt:3:x: y\n/abs/c.txt:10:z\n\n(showing 1-2 of 9)", "/w")
   H.eq({
     { filename = "/w/a/b.txt", lnum = 3, col = 1, text = "x: y" },
     { filename = "/abs/c.txt", lnum = 10, col = 1, text = "z" },
   }, items, "items")
+  H.eq(5, grep_items("f:1:abc needle", "/w", "needle")[1].col, "literal")
+  H.eq(5, grep_items("f:1:abc fn main()", "/w", "fn ma+in")[1].col, "simple regex")
+  H.eq(1, grep_items("f:1:abc", "/w", "(?P<x>b")[1].col, "a regex Vim cannot read")
 end)
 
 H.test(":Tether call and :Tether tools show their results in scratch buffers", function()
