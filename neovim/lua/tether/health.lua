@@ -52,6 +52,11 @@ local function check_server()
   health.start("tether: server")
   local clients = vim.lsp.get_clients({ name = "tether" })
   local bufnr = user_buffer()
+  if require("tether").did_setup then
+    health.ok('set up with require("tether").setup()')
+  elseif vim.fn.has("nvim-0.11") == 1 and vim.lsp.is_enabled("tether") then
+    health.ok('enabled with vim.lsp.enable("tether") (buffers without a filetype are left out)')
+  end
   if #clients == 0 then
     health.warn("no tether client is running", {
       'Call require("tether").setup(), or vim.lsp.enable("tether") on Neovim 0.11',

@@ -41,6 +41,7 @@ H.test("with the binary and a running client: all OK", function()
   H.truthy(report:find("root " .. ws, 1, true), "root in:\n" .. report)
   H.truthy(report:find("including this one", 1, true), "attached to this buffer in:\n" .. report)
   H.truthy(report:find("OK position encoding: utf-8", 1, true), report)
+  H.truthy(report:find('OK set up with require("tether").setup()', 1, true), report)
   H.truthy(report:find("no discovery file in " .. vim.env.XDG_RUNTIME_DIR .. "/tether", 1, true), report)
 end)
 
