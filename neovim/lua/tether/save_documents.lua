@@ -30,13 +30,19 @@ local function write(bufnr)
 end
 
 ---@param params {uris: string[]}
+---@param ctx? lsp.HandlerContext
 ---@return {saved: string[]}? result
 ---@return lsp.ResponseError? error
-function M.handler(_, params, _)
+function M.handler(_, params, ctx)
   if type(params) ~= "table" or not vim.islist(params.uris or {}) then
     return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.InvalidParams, "params.uris must be a list")
   end
   local saved = {} ---@type string[]
+  -- With `save = "never"` nothing is saved, whether or not the server reads that option itself.
+  local client = ctx and ctx.client_id and vim.lsp.get_client_by_id(ctx.client_id) or nil
+  if client and vim.tbl_get(client.config, "init_options", "save") == "never" then
+    return { saved = saved }
+  end
   for _, uri in ipairs(params.uris or {}) do
     local bufnr = M.find_buffer(uri)
     if not bufnr then

@@ -13,6 +13,7 @@ end
 
 H.setup({ filetypes = { "lua" }, read_only = true, log_level = "info" })
 local ws = H.workspace({ ["a.lua"] = "return 1\n", ["b.py"] = "x = 1\n", ["c.txt"] = "plain\n" })
+local ws2 = H.workspace({ ["d.lua"] = "return 1\n" })
 
 H.test("filetypes limits the buffers tether attaches to", function()
   H.open(ws .. "/a.lua")
@@ -54,6 +55,16 @@ H.test(":Tether with a bad subcommand says what it expects", function()
   vim.cmd("Tether frobnicate")
   H.truthy(notes[1] and notes[1]:find("tools, call, grep, status, log", 1, true), vim.inspect(notes))
   H.eq({ "call" }, require("tether.commands").complete("ca", "Tether ca"), "completion")
+end)
+
+H.test('save = "never" leaves a clean buffer unsaved after a tool edit', function()
+  H.setup({ save = "never" })
+  local bufnr = H.open(ws2 .. "/d.lua")
+  local result = require("tether").call("edit_file", { path = "d.lua", old_string = "1", new_string = "2" })
+  H.eq(false, result.isError, "isError: " .. require("tether").text(result))
+  H.eq("return 2", H.text(bufnr), "buffer")
+  H.eq(true, vim.bo[bufnr].modified, "modified")
+  H.eq("return 1\n", H.read(ws2 .. "/d.lua"), "file")
 end)
 
 H.finish()
