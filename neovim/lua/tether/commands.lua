@@ -69,7 +69,7 @@ function M.call(tool, json)
     args = decoded
   end
   local tether = require("tether")
-  tether.call(tool, args, {}, function(err, result)
+  tether.call(tool, args, { interactive = true }, function(err, result)
     if err then
       return fail(err)
     end

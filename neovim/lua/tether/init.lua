@@ -113,7 +113,9 @@ end
 ---an error.
 ---@param tool string
 ---@param arguments? table
----@param opts? {bufnr?: integer, profile?: string, timeout?: integer}
+---`opts.interactive` says the user ran the call themselves: the server then also shows a failure
+---with `window/showMessage`.
+---@param opts? {bufnr?: integer, profile?: string, timeout?: integer, interactive?: boolean}
 ---@param on_result? fun(err: string?, result: tether.CallResult?)
 ---@return tether.CallResult?
 function M.call(tool, arguments, opts, on_result)
@@ -122,6 +124,7 @@ function M.call(tool, arguments, opts, on_result)
     tool = tool,
     arguments = (arguments == nil or next(arguments) == nil) and vim.empty_dict() or arguments,
     profile = opts.profile,
+    interactive = opts.interactive or nil,
   }, opts, on_result)
 end
 

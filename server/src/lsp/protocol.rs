@@ -50,6 +50,10 @@ pub struct CallToolParams {
     /// The profile to call it in; absent means the server's `--profile`.
     #[serde(default)]
     pub profile: Option<String>,
+    /// The user invoked this call directly (a command they ran, not an assistant): a failure is
+    /// then also shown to them with `window/showMessage`.
+    #[serde(default)]
+    pub interactive: bool,
 }
 
 /// The optional argument of `tether.listTools`.
