@@ -154,6 +154,11 @@ function M.execute(command, argument, opts, on_result)
     end
     error(err, 0)
   end
+  -- `interactive` exists from protocol version 2 on; an older server refuses unknown fields.
+  local caps = client.server_capabilities or {}
+  if argument.interactive and (vim.tbl_get(caps, "experimental", "tether", "protocolVersion") or 1) < 2 then
+    argument.interactive = nil
+  end
   local params = { command = command, arguments = { argument } }
   if on_result then
     request(client, "workspace/executeCommand", params, function(err, result)

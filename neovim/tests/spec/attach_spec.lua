@@ -13,7 +13,7 @@ H.test("the client attaches to a file buffer, rooted at the workspace, in utf-8"
   local _, client = H.open(ws .. "/src/main.lua")
   H.eq(ws, client.root_dir, "root")
   H.eq("utf-8", client.offset_encoding, "position encoding")
-  H.eq(1, vim.tbl_get(client.server_capabilities, "experimental", "tether", "protocolVersion"), "protocol version")
+  H.eq(2, vim.tbl_get(client.server_capabilities, "experimental", "tether", "protocolVersion"), "protocol version")
   H.eq(true, client.capabilities.experimental.tether.saveDocuments, "saveDocuments announced")
   H.eq({ save = "clean" }, client.config.init_options, "init_options")
 end)

@@ -36,7 +36,7 @@ pub const SAVE_DOCUMENTS_CAPABILITY: &str = "saveDocuments";
 /// The server capability, under `experimental.tether`, giving this protocol's version.
 pub const PROTOCOL_VERSION_CAPABILITY: &str = "protocolVersion";
 /// The version of this protocol, announced in `experimental.tether.protocolVersion`.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The one argument of `tether.callTool`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
