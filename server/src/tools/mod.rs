@@ -21,6 +21,7 @@ pub mod read_files;
 pub mod replace;
 pub mod run;
 pub mod search;
+pub mod shell;
 pub mod stat;
 pub mod write_file;
 
