@@ -4,6 +4,7 @@
 //! the error as its contract says. Frontends (CLI, MCP, LSP) only ever talk to a [`Profile`].
 
 mod coder;
+mod explorer;
 mod standard;
 
 use std::fmt;
@@ -15,6 +16,7 @@ use crate::sink::Sink;
 use crate::tools::{Config, Context, Effects};
 
 pub use coder::Coder;
+pub use explorer::Explorer;
 pub use standard::Standard;
 
 /// A tool as a profile lists it.
@@ -127,6 +129,7 @@ pub trait Profile: Send + Sync {
 const ALL: &[(&str, MakeProfile)] = &[
     ("standard", || Box::new(Standard)),
     ("coder", || Box::new(Coder)),
+    ("explorer", || Box::new(Explorer)),
 ];
 
 type MakeProfile = fn() -> Box<dyn Profile>;
