@@ -559,3 +559,19 @@ async def test_bash_output_limit(tree):
         env = await fail(s, "bash", {"command": "yes", "timeout_ms": 60000})
         assert env["error"] == "output_limit" and env["timed_out"] is False
         assert time.monotonic() - start < 30
+
+
+@pytest.mark.anyio
+async def test_apply_patch_keeps_line_endings_and_bom(tree):
+    """Modified files preserve line endings and BOM; created files use LF."""
+    root = tree / "root"
+    (root / "bom.txt").write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\n")
+    patch = (
+        "--- a/bom.txt\n+++ b/bom.txt\n@@ -1,2 +1,3 @@\n one\n-two\n+2\n+three\n"
+        "--- /dev/null\n+++ b/fresh.txt\n@@ -0,0 +1,2 @@\n+a\n+b\n"
+    )
+    async with session(root, *PROFILE) as s:
+        out = await ok(s, "apply_patch", {"patch": patch})
+        assert "M bom.txt" in out and "A fresh.txt" in out
+    assert (root / "bom.txt").read_bytes() == b"\xef\xbb\xbfone\r\n2\r\nthree\r\n"
+    assert (root / "fresh.txt").read_bytes() == b"a\nb\n"

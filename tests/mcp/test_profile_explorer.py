@@ -78,7 +78,7 @@ async def test_lists_the_four_read_only_tools(repo):
 
 @pytest.mark.anyio
 async def test_read_only_mode_serves_the_same_tools(repo):
-    """Read-only | No write, delete, or modify operations"""
+    """Read-only No write, delete, or modify operations"""
     before = snapshot(repo)
     async with session(repo, *PROFILE, "--read-only") as s:
         assert {t.name for t in (await s.list_tools()).tools} == TOOLS
@@ -107,7 +107,7 @@ async def test_list_files_entries_with_metadata(repo):
 
 @pytest.mark.anyio
 async def test_list_files_pattern_and_depth(repo):
-    """directory | string | No | "." | Directory path relative to repository root ... max_depth | number | No | 3 | Maximum directory depth (1-10)"""
+    """directory string No "." Directory path relative to repository root ... max_depth number No 3 Maximum directory depth (1-10)"""
     async with session(repo, *PROFILE) as s:
         v = await ok(s, "list_files", {"directory": "src", "pattern": "*.ts", "max_depth": 2})
         assert [f["path"] for f in v["files"]] == ["src/index.ts", "src/utils/helpers.ts"]
@@ -123,7 +123,7 @@ async def test_list_files_pattern_and_depth(repo):
 
 @pytest.mark.anyio
 async def test_list_files_hidden_entries(repo):
-    """include_hidden | boolean | No | false | Include hidden files and directories"""
+    """include_hidden boolean No false Include hidden files and directories"""
     async with session(repo, *PROFILE) as s:
         paths = {f["path"] for f in (await ok(s, "list_files", {"max_depth": 1}))["files"]}
         assert ".env" not in paths and "src" in paths
@@ -133,7 +133,7 @@ async def test_list_files_hidden_entries(repo):
 
 @pytest.mark.anyio
 async def test_list_files_truncates_at_500(repo):
-    """truncated | boolean | True if results were limited (max 500)"""
+    """truncated boolean True if results were limited (max 500)"""
     many = repo / "many"
     many.mkdir()
     for i in range(520):
@@ -146,7 +146,7 @@ async def test_list_files_truncates_at_500(repo):
 
 @pytest.mark.anyio
 async def test_list_files_errors(repo):
-    """directory_not_found | Directory does not exist | Typo in path, deleted directory"""
+    """directory_not_found Directory does not exist Typo in path, deleted directory"""
     async with session(repo, *PROFILE) as s:
         code, msg, data = await rpc_error(s, "list_files", {"directory": "nope"})
         assert (code, data) == (-32001, {"error_code": "directory_not_found", "path": "nope"})
@@ -172,7 +172,7 @@ async def test_read_file_utf8_response(repo):
 
 @pytest.mark.anyio
 async def test_read_file_max_bytes_truncates(repo):
-    """max_bytes | number | No | 100000 | Maximum bytes to read ... size | number | Original file size in bytes"""
+    """max_bytes number No 100000 Maximum bytes to read ... size number Original file size in bytes"""
     (repo / "big.txt").write_text("é" * 60000)  # 120000 bytes
     async with session(repo, *PROFILE) as s:
         v = await ok(s, "read_file", {"path": "big.txt"})
@@ -215,7 +215,7 @@ async def test_read_file_blocked_extensions(repo):
 
 @pytest.mark.anyio
 async def test_read_file_binary_content(repo):
-    """binary_file | Binary file with UTF-8 encoding | Image, executable, archive"""
+    """binary_file Binary file with UTF-8 encoding Image, executable, archive"""
     (repo / "blob.bin").write_bytes(b"abc\x00\x01\x02")
     async with session(repo, *PROFILE) as s:
         code, _, data = await rpc_error(s, "read_file", {"path": "blob.bin"})
@@ -224,7 +224,7 @@ async def test_read_file_binary_content(repo):
 
 @pytest.mark.anyio
 async def test_read_file_too_large(repo):
-    """MAX_FILE_SIZE_BYTES | Maximum file size to read (bytes) | 1048576 (1MB)"""
+    """MAX_FILE_SIZE_BYTES Maximum file size to read (bytes) 1048576 (1MB)"""
     (repo / "huge.txt").write_bytes(b"x" * (1048576 + 1))
     (repo / "edge.txt").write_bytes(b"y" * 1048576)
     async with session(repo, *PROFILE) as s:
@@ -283,7 +283,7 @@ async def test_search_files_matches_with_context(repo):
 
 @pytest.mark.anyio
 async def test_search_files_plain_text_and_case(repo):
-    """is_regex | boolean | No | false | Treat pattern as regular expression ... case_sensitive | boolean | No | false | Case-sensitive search"""
+    """is_regex boolean No false Treat pattern as regular expression ... case_sensitive boolean No false Case-sensitive search"""
     (repo / "re.txt").write_text("a.b\naxb\nA.B\n")
     async with session(repo, *PROFILE) as s:
         v = await ok(s, "search_files", {"pattern": "a.b", "glob": "*.txt"})
@@ -298,7 +298,7 @@ async def test_search_files_plain_text_and_case(repo):
 
 @pytest.mark.anyio
 async def test_search_files_glob_and_statistics(repo):
-    """files_searched | number | Number of files searched"""
+    """files_searched number Number of files searched"""
     async with session(repo, *PROFILE) as s:
         v = await ok(s, "search_files", {"pattern": "function\\s+\\w+", "is_regex": True, "glob": "src/**/*.ts"})
         assert [(m["path"], m["line_number"]) for m in v["matches"]] == [("src/index.ts", 2)]
@@ -309,7 +309,7 @@ async def test_search_files_glob_and_statistics(repo):
 
 @pytest.mark.anyio
 async def test_search_files_excluded_directories(repo):
-    """Search automatically excludes: node_modules/ .git/ dist/ build/ *.min.js, *.min.css package-lock.json, yarn.lock *.map"""
+    """Search automatically excludes: • node_modules/ • .git/ • dist/ • build/ • *.min.js, *.min.css • package-lock.json, yarn.lock • *.map"""
     (repo / ".git").mkdir()
     (repo / ".git" / "config").write_text("authenticate\n")
     (repo / "build").mkdir()
@@ -326,7 +326,7 @@ async def test_search_files_excluded_directories(repo):
 
 @pytest.mark.anyio
 async def test_search_files_result_limits(repo):
-    """max_results | number | No | 50 | Maximum matches to return (1-1000) ... MAX_SEARCH_RESULTS | Maximum search matches | 100"""
+    """max_results number No 50 Maximum matches to return (1-1000) ... MAX_SEARCH_RESULTS Maximum search matches 100"""
     (repo / "hits.txt").write_text("hit\n" * 150)
     async with session(repo, *PROFILE) as s:
         v = await ok(s, "search_files", {"pattern": "hit", "glob": "hits.txt"})
@@ -361,7 +361,7 @@ async def test_repo_overview_structure(repo):
 
 @pytest.mark.anyio
 async def test_repo_overview_statistics(repo):
-    """stats.languages | LanguageStats[] | Top 15 file extensions by size"""
+    """stats.languages LanguageStats[] Top 15 file extensions by size"""
     for i in range(17):
         (repo / f"f.e{i:02}").write_bytes(b"z" * (i + 1))
     async with session(repo, *PROFILE) as s:
@@ -386,7 +386,7 @@ async def test_repo_overview_statistics(repo):
 
 @pytest.mark.anyio
 async def test_repo_overview_excluded_directories(repo):
-    """Overview automatically skips: node_modules/ .git/ .next/ dist/ build/ __pycache__/ .cache/ coverage/ .nyc_output/"""
+    """Overview automatically skips: • node_modules/ • .git/ • .next/ • dist/ • build/ • __pycache__/ • .cache/ • coverage/ • .nyc_output/"""
     for d in [".git", ".next", "build", "__pycache__", ".cache", "coverage", ".nyc_output"]:
         (repo / d).mkdir(exist_ok=True)
         (repo / d / "junk.js").write_text("x" * 1000)
