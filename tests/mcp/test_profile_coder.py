@@ -10,7 +10,9 @@ import time
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from conftest import session, snapshot, text_of
+import subprocess
+
+from conftest import session, snapshot, tether_bin, text_of
 
 PROFILE = ("--profile", "coder")
 READ_TOOLS = {"read_file", "list_dir", "glob", "grep"}
@@ -575,3 +577,15 @@ async def test_apply_patch_keeps_line_endings_and_bom(tree):
         assert "M bom.txt" in out and "A fresh.txt" in out
     assert (root / "bom.txt").read_bytes() == b"\xef\xbb\xbfone\r\n2\r\nthree\r\n"
     assert (root / "fresh.txt").read_bytes() == b"a\nb\n"
+
+
+def test_tether_tools_prints_the_contract_list(tree):
+    """read_file | no | Read a text file (UTF-8/UTF-16), with line numbers, paging, tail. ... bash | yes | Run a shell command (sh -c) and capture stdout/stderr/exit."""
+    out = subprocess.run([tether_bin(), "tools", "--profile", "coder", "--json"], capture_output=True, text=True, check=True)
+    tools = json.loads(out.stdout)
+    assert [t["name"] for t in tools] == [
+        "read_file", "list_dir", "glob", "grep", "write_file", "edit_file", "multi_edit", "apply_patch", "bash",
+    ]
+    assert {t["name"]: t["annotations"]["readOnlyHint"] for t in tools}["bash"] is False
+    out = subprocess.run([tether_bin(), "tools", "--profile", "coder", "--json", "--read-only"], capture_output=True, text=True, check=True)
+    assert [t["name"] for t in json.loads(out.stdout)] == ["read_file", "list_dir", "glob", "grep"]

@@ -11,7 +11,9 @@ import os
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from conftest import session, snapshot, text_of
+import subprocess
+
+from conftest import session, snapshot, tether_bin, text_of
 
 PROFILE = ("--profile", "explorer")
 TOOLS = {"list_files", "read_file", "search_files", "get_repo_overview"}
@@ -400,3 +402,11 @@ async def test_repo_overview_excluded_directories(repo):
         for bad in [0, 6]:
             code, _, data = await rpc_error(s, "get_repo_overview", {"max_depth": bad})
             assert (code, data["error_code"]) == (-32602, "invalid_arguments")
+
+
+def test_tether_tools_prints_the_contract_list(repo):
+    """Name: list_files ... Name: read_file ... Name: search_files ... Name: get_repo_overview"""
+    out = subprocess.run([tether_bin(), "tools", "--profile", "explorer", "--json"], capture_output=True, text=True, check=True)
+    tools = json.loads(out.stdout)
+    assert [t["name"] for t in tools] == ["list_files", "read_file", "search_files", "get_repo_overview"]
+    assert all(t["annotations"]["readOnlyHint"] for t in tools)
