@@ -3,6 +3,8 @@
 //! A profile maps a tool name and JSON arguments to a core operation and formats the result or
 //! the error as its contract says. Frontends (CLI, MCP, LSP) only ever talk to a [`Profile`].
 
+mod coder;
+mod explorer;
 mod standard;
 
 use std::fmt;
@@ -13,6 +15,8 @@ use crate::error::{Error, Result};
 use crate::sink::Sink;
 use crate::tools::{Config, Context, Effects};
 
+pub use coder::Coder;
+pub use explorer::Explorer;
 pub use standard::Standard;
 
 /// A tool as a profile lists it.
@@ -124,6 +128,8 @@ pub trait Profile: Send + Sync {
 #[rustfmt::skip]
 const ALL: &[(&str, MakeProfile)] = &[
     ("standard", || Box::new(Standard)),
+    ("coder", || Box::new(Coder)),
+    ("explorer", || Box::new(Explorer)),
 ];
 
 type MakeProfile = fn() -> Box<dyn Profile>;

@@ -8,6 +8,7 @@ pub mod append;
 pub mod apply_patch;
 pub mod delete;
 pub mod edit_file;
+pub mod explore;
 pub mod glob;
 pub mod grep;
 pub mod insert;
@@ -21,6 +22,7 @@ pub mod read_files;
 pub mod replace;
 pub mod run;
 pub mod search;
+pub mod shell;
 pub mod stat;
 pub mod write_file;
 

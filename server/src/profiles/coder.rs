@@ -1,0 +1,721 @@
+//! The `coder` profile: a nine-tool coding-agent set.
+//!
+//! Four read tools (`read_file`, `list_dir`, `glob`, `grep`) and five that change things
+//! (`write_file`, `edit_file`, `multi_edit`, `apply_patch`, `bash`); read-only mode lists only the
+//! four. Success is plain text, except `bash`, whose result is a JSON object. Every failure is an
+//! error result whose text is the envelope `{"error": CODE, "message": "..."}`, with the
+//! contract's codes; a `bash` timeout (or output ceiling) envelope also carries the partial
+//! output. Choices made where the contract is vague are listed in `docs/profiles/coder.md`.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::{CallError, CallResult, Profile, ToolInfo};
+use crate::edit::{Base, EditPlan, FileOp};
+use crate::error::{Error, ErrorKind, Result};
+use crate::exec::signal_name;
+use crate::sink::{self, Destination, Sink};
+use crate::text::lines;
+use crate::tools::edit_file::EditFileArgs;
+use crate::tools::grep::OutputMode;
+use crate::tools::multi_edit::MultiEditArgs;
+use crate::tools::read_file::{format_page, Page, DEFAULT_LIMIT};
+use crate::tools::shell::{run_shell, ShellOutcome, ShellSpec};
+use crate::tools::{self, parse_args, schema_of, Config, Context, Effects, Output};
+use crate::vfs::EntryKind;
+use crate::workspace::SandboxPath;
+
+/// The shared output budget: the most bytes of text one result carries (for `bash`, of stdout
+/// and stderr together).
+pub const MAX_OUTPUT_BYTES: usize = 128 * 1024;
+/// `bash`'s time limit when the call gives none.
+pub const BASH_TIMEOUT_MS: i64 = 120_000;
+/// The largest `bash` time limit; larger requests are clamped to it.
+pub const BASH_TIMEOUT_MAX_MS: i64 = 600_000;
+/// Bytes of each `bash` stream kept in memory; a command writing more is killed (`output_limit`).
+pub const BASH_STREAM_CEILING: usize = 16 * 1024 * 1024;
+/// Where `bash` saves output beyond the budget, relative to the root holding its `cwd`.
+pub const SPILL_DIR: &str = ".tether/bash";
+
+/// The `coder` profile.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Coder;
+
+/// What a tool gives back on success (or, for `bash`, a failure envelope with extra fields).
+enum Reply {
+    Text(String),
+    Json(Value),
+    Envelope(Value),
+}
+
+type Run = fn(&Context<'_>, &dyn Sink, Value) -> Result<Reply>;
+
+/// One tool of the profile.
+struct CoderTool {
+    name: &'static str,
+    description: &'static str,
+    schema: fn() -> Value,
+    effects: Effects,
+    run: Run,
+}
+
+const WRITE: Effects = Effects { read_only: false, destructive: true, idempotent: false, open_world: false };
+
+#[rustfmt::skip]
+const TOOLS: &[CoderTool] = &[
+    CoderTool { name: "read_file", description: READ_FILE, schema: schema_of::<ReadFileArgs>, effects: Effects::READ, run: read_file },
+    CoderTool { name: "list_dir", description: LIST_DIR, schema: schema_of::<ListDirArgs>, effects: Effects::READ, run: list_dir },
+    CoderTool { name: "glob", description: GLOB, schema: schema_of::<GlobArgs>, effects: Effects::READ, run: glob },
+    CoderTool { name: "grep", description: GREP, schema: schema_of::<GrepArgs>, effects: Effects::READ, run: grep },
+    CoderTool { name: "write_file", description: WRITE_FILE, schema: schema_of::<WriteFileArgs>, effects: Effects { idempotent: true, ..WRITE }, run: write_file },
+    CoderTool { name: "edit_file", description: EDIT_FILE, schema: schema_of::<EditFileArgs>, effects: WRITE, run: edit_file },
+    CoderTool { name: "multi_edit", description: MULTI_EDIT, schema: schema_of::<MultiEditArgs>, effects: WRITE, run: multi_edit },
+    CoderTool { name: "apply_patch", description: APPLY_PATCH, schema: schema_of::<ApplyPatchArgs>, effects: WRITE, run: apply_patch },
+    CoderTool { name: "bash", description: BASH, schema: schema_of::<BashArgs>, effects: Effects { open_world: true, ..WRITE }, run: bash },
+];
+
+const READ_FILE: &str = "Read a text file (UTF-8, or UTF-16 with a byte-order mark) with numbered lines: \
+each line is its right-aligned number, a tab, then the text. Returns at most `limit` lines (default 2000) \
+from `offset` (1-based; -N reads the last N lines; 0 is invalid, and so is a positive offset past the end). \
+When more lines remain, a last line gives the offset to continue from. Lines over 2000 characters are \
+cut with a marker; an empty file gives `(empty file)`. Binary files are refused (is_binary); a file \
+over 10 MiB must be paged with offset/limit (too_large otherwise).";
+const LIST_DIR: &str = "List the entries of one directory (not recursive), one per line, sorted by name. \
+Directories end in `/`; a symlink shows as `name@ -> target`. Hidden and gitignored entries are \
+included. An empty directory gives `(empty directory)`. `path` defaults to the workspace root.";
+const GLOB: &str = "Find files (not directories) whose path matches a glob pattern, most recently \
+modified first, one path per line relative to the workspace root. `*.ts` matches names at any depth, \
+`src/**/*.ts` paths below `path`. Hidden files are included; files ignored by git's ignore files and \
+the `.git/` directory are skipped unless respect_gitignore is false. No match gives `(no matches)`.";
+const GREP: &str = "Search file contents with a regular expression (Rust/ripgrep syntax), recursively \
+from `path` (a file or directory, default the workspace root). Hidden files are searched; `.git/`, \
+gitignored, binary and oversized files are skipped. output_mode `files_with_matches` (default) prints \
+one path per line, `content` prints `path:line:text` (context lines as `path-line-text`, `--` between \
+groups), `count` prints `path:N`. Sorted by path, then line. Page with head_limit (at least 1; omit \
+for all) and offset (results to skip, 0-based); a footer `(showing A..B of N; call again with \
+offset=B for more)` says when more remain, and a warning says when the output cap (128 KiB) cut the \
+results short. No match gives `(no matches)`.";
+const WRITE_FILE: &str = "Create a file, or overwrite one, with exactly `content` (no line-ending \
+conversion, no newline added), atomically (temp file and rename). The parent directory must exist \
+(not_found otherwise). An existing file's byte-order mark is kept. Says how many bytes were written \
+and whether the file was created or overwritten.";
+const EDIT_FILE: &str = "Replace one occurrence of `old_string` with `new_string` in a text file. \
+`old_string` is matched literally and exactly first (no regex, no read_file line-number prefixes) and \
+must be unique unless replace_all is set. When there is no exact match (and replace_all is not set), a \
+whitespace-tolerant cascade runs, strictest first: flexible indentation, trimmed lines, collapsed \
+whitespace, trimmed text; it is used only if it finds exactly one region (ambiguous_match otherwise), \
+and the result says which tolerant level matched. Line endings and BOM are preserved. Errors: no_match, \
+ambiguous_match, invalid_input (identical strings), not_found, is_binary, too_large, path_escape.";
+const MULTI_EDIT: &str = "Apply several edit_file-style edits ({old_string, new_string, replace_all?}) \
+to one file in order, each on the result of the previous, with edit_file's exact-then-tolerant matching. \
+All or nothing: if any edit fails nothing is written, and the error message starts with the failing \
+edit's index (`edits[2]: ...`).";
+const APPLY_PATCH: &str = "Apply a unified diff spanning one or more files, all together or not at all. \
+`--- /dev/null` creates a file, `+++ /dev/null` deletes one, different old and new paths rename (with \
+hunks: rename and edit; without: a pure rename keeping the exact bytes). Creating an existing path, \
+renaming onto an existing one, or naming a path twice is refused. Modified files keep their line \
+endings and BOM; created files use LF. A hunk that does not apply fails with patch_failed naming the \
+file.";
+const BASH: &str = "Run a shell command with `sh -c` in `cwd` (default the workspace root) and return \
+the JSON object {exit_code, stdout, stderr, signal, timed_out}. It blocks until the command exits, with \
+stdin closed: background a long-lived process with its output redirected (`npm start > /tmp/out.log \
+2>&1 &`); it keeps running. A non-zero exit is a normal result. timeout_ms defaults to 120000; larger \
+values are clamped to 600000. On timeout the process group is killed and a `timeout` error carries the \
+partial output with timed_out true. stdout and stderr share a 128 KiB budget; the complete output of an \
+overflowing stream is saved under `.tether/bash/` and named in `stdout_spill`/`stderr_spill`. A stream \
+passing 16 MiB gets the command killed (`output_limit`).";
+
+/// Arguments of `read_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ReadFileArgs {
+    /// File to read: absolute inside a workspace root, or relative to the first root.
+    path: String,
+    /// 1-based first line. A negative value counts from the end (-N reads the last N lines); 0 is
+    /// invalid.
+    #[serde(default)]
+    #[schemars(extend("default" = 1))]
+    offset: Option<i64>,
+    /// Maximum number of lines to return.
+    #[serde(default)]
+    #[schemars(range(min = 1), extend("default" = DEFAULT_LIMIT))]
+    limit: Option<i64>,
+}
+
+/// Arguments of `list_dir`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ListDirArgs {
+    /// Directory to list. Defaults to the workspace root.
+    #[serde(default)]
+    path: Option<String>,
+}
+
+/// Arguments of `glob`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GlobArgs {
+    /// Glob pattern, e.g. `**/*.ts`.
+    pattern: String,
+    /// Base directory to search from. Defaults to the workspace root.
+    #[serde(default)]
+    path: Option<String>,
+    /// Skip files ignored by the git ignore stack, and the `.git/` directory.
+    #[serde(default)]
+    #[schemars(extend("default" = true))]
+    respect_gitignore: Option<bool>,
+}
+
+/// Arguments of `grep`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GrepArgs {
+    /// Regular expression (Rust/ripgrep syntax).
+    pattern: String,
+    /// File or directory to search. Defaults to the workspace root.
+    #[serde(default)]
+    path: Option<String>,
+    /// Only search files matching this glob (`*.rs`, `src/**/*.py`).
+    #[serde(default)]
+    glob: Option<String>,
+    /// `files_with_matches`, `content` or `count`.
+    #[serde(default)]
+    #[schemars(extend("default" = "files_with_matches"))]
+    output_mode: Option<OutputMode>,
+    /// Case-insensitive matching.
+    #[serde(default)]
+    #[schemars(extend("default" = false))]
+    ignore_case: Option<bool>,
+    /// Match across line boundaries: `.` also matches `\n`, `^`/`$` match at line bounds.
+    #[serde(default)]
+    #[schemars(extend("default" = false))]
+    multiline: Option<bool>,
+    /// Context lines on both sides of each match (content mode only).
+    #[serde(default)]
+    #[schemars(range(min = 0), extend("default" = 0))]
+    context: Option<i64>,
+    /// Lines before each match (content mode); overrides `context` for that side.
+    #[serde(default)]
+    #[schemars(range(min = 0))]
+    before_context: Option<i64>,
+    /// Lines after each match (content mode); overrides `context` for that side.
+    #[serde(default)]
+    #[schemars(range(min = 0))]
+    after_context: Option<i64>,
+    /// Most results to return (files, or lines in content mode), at least 1; omit for all.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    head_limit: Option<i64>,
+    /// 0-based number of results to skip (a result offset, not read_file's line offset).
+    #[serde(default)]
+    #[schemars(range(min = 0), extend("default" = 0))]
+    offset: Option<i64>,
+}
+
+/// Arguments of `write_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct WriteFileArgs {
+    /// Destination file. Its parent directory must already exist.
+    path: String,
+    /// The full content to write, exactly.
+    content: String,
+}
+
+/// Arguments of `apply_patch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ApplyPatchArgs {
+    /// A unified diff spanning one or more files (`--- a/path`, `+++ b/path`, `@@` hunks).
+    patch: String,
+}
+
+/// Arguments of `bash`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct BashArgs {
+    /// The shell command, run with `sh -c`.
+    command: String,
+    /// Working directory. Defaults to the workspace root.
+    #[serde(default)]
+    cwd: Option<String>,
+    /// Maximum run time in milliseconds; values above 600000 are clamped to it.
+    #[serde(default)]
+    #[schemars(range(min = 1), extend("default" = BASH_TIMEOUT_MS))]
+    timeout_ms: Option<i64>,
+}
+
+impl Profile for Coder {
+    fn name(&self) -> &'static str {
+        "coder"
+    }
+
+    fn tools(&self, config: &Config) -> Vec<ToolInfo> {
+        TOOLS
+            .iter()
+            .filter(|t| t.effects.read_only || !config.read_only)
+            .map(|t| ToolInfo {
+                name: t.name,
+                description: t.description,
+                input_schema: (t.schema)(),
+                effects: t.effects,
+            })
+            .collect()
+    }
+
+    fn call(&self, ctx: &Context<'_>, sink: &dyn Sink, name: &str, args: Value) -> Result<CallResult, CallError> {
+        let tool = TOOLS
+            .iter()
+            .find(|t| t.name == name)
+            .filter(|t| t.effects.read_only || !ctx.config.read_only)
+            .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
+        Ok(match (tool.run)(ctx, sink, args) {
+            Ok(Reply::Text(text)) => CallResult { text, structured: None, is_error: false },
+            Ok(Reply::Json(v)) => CallResult { text: v.to_string(), structured: Some(v), is_error: false },
+            Ok(Reply::Envelope(v)) => CallResult { text: v.to_string(), structured: None, is_error: true },
+            Err(e) => self.error_result(&e),
+        })
+    }
+
+    fn error_result(&self, e: &Error) -> CallResult {
+        CallResult { text: envelope(e).to_string(), structured: None, is_error: true }
+    }
+}
+
+/// The contract's error code for a core error kind.
+pub fn code(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::NotFound => "not_found",
+        ErrorKind::NotAFile | ErrorKind::NotADirectory => "not_a_file",
+        ErrorKind::IsBinary => "is_binary",
+        ErrorKind::TooLarge => "too_large",
+        ErrorKind::PathEscape => "path_escape",
+        ErrorKind::InvalidInput | ErrorKind::ReadOnly | ErrorKind::CommandNotAllowed => "invalid_input",
+        ErrorKind::NoMatch => "no_match",
+        ErrorKind::AmbiguousMatch => "ambiguous_match",
+        ErrorKind::PatchFailed => "patch_failed",
+        ErrorKind::Timeout => "timeout",
+        ErrorKind::OutputLimit => "output_limit",
+        ErrorKind::Cancelled => "aborted",
+        ErrorKind::Conflict | ErrorKind::IoError => "io_error",
+    }
+}
+
+/// The error envelope of `e`.
+fn envelope(e: &Error) -> Value {
+    json!({"error": code(e.kind()), "message": e.message()})
+}
+
+fn read_file(ctx: &Context<'_>, _: &dyn Sink, args: Value) -> Result<Reply> {
+    let args: ReadFileArgs = parse_args(args)?;
+    let page = Page::new(args.offset, args.limit)?;
+    let path = ctx.vfs.resolve(&args.path)?;
+    let meta = ctx.vfs.metadata(&path)?;
+    if meta.kind == EntryKind::Dir {
+        return Err(Error::new(
+            ErrorKind::NotAFile,
+            format!("{path}: is a directory; use list_dir to see its entries"),
+        )
+        .with_path(path.given()));
+    }
+    let paged = args.offset.is_some() || args.limit.is_some();
+    if !paged && meta.len > ctx.config.max_read_bytes {
+        return Err(Error::new(
+            ErrorKind::TooLarge,
+            format!(
+                "{path}: file is {} bytes, over the {}-byte limit for a whole read; read it in pages with \
+                 `offset` and `limit`, or find the part you need with grep first",
+                meta.len, ctx.config.max_read_bytes
+            ),
+        )
+        .with_path(path.given()));
+    }
+    let file = ctx.vfs.read_text(&path)?;
+    if let Some(offset) = args.offset.filter(|&o| o > 0) {
+        let total = lines(&file.text).count();
+        if total > 0 && usize::try_from(offset).unwrap_or(usize::MAX) > total {
+            return Err(Error::invalid(format!(
+                "`offset` {offset} is past the end of {path}, which has {total} line{}; use an offset from 1 to \
+                 {total}, or a negative offset to read the end",
+                if total == 1 { "" } else { "s" }
+            ))
+            .with_path(path.given()));
+        }
+    }
+    Ok(Reply::Text(cap_text(format_page(path.given(), &file.text, page))))
+}
+
+fn list_dir(ctx: &Context<'_>, _: &dyn Sink, args: Value) -> Result<Reply> {
+    let args: ListDirArgs = parse_args(args)?;
+    let core = tools::list_dir::ListDirArgs { path: args.path, depth: None, include_hidden: None };
+    Ok(Reply::Text(cap_text(tools::list_dir::list_dir(ctx, core)?)))
+}
+
+fn glob(ctx: &Context<'_>, _: &dyn Sink, args: Value) -> Result<Reply> {
+    let args: GlobArgs = parse_args(args)?;
+    let core = tools::glob::GlobArgs {
+        pattern: args.pattern,
+        path: args.path,
+        respect_gitignore: args.respect_gitignore,
+        limit: None,
+    };
+    Ok(Reply::Text(cap_text(tools::glob::glob(ctx, core)?)))
+}
+
+fn grep(ctx: &Context<'_>, _: &dyn Sink, args: Value) -> Result<Reply> {
+    let args: GrepArgs = parse_args(args)?;
+    if let Some(n) = args.head_limit.filter(|&n| n < 1) {
+        return Err(Error::invalid(format!("`head_limit` must be at least 1 (omit it for all results), got {n}")));
+    }
+    let multiline = args.multiline.unwrap_or(false);
+    // The contract's multiline lets `.` span line breaks; the core leaves that to `(?s)`.
+    let pattern = if multiline { format!("(?s){}", args.pattern) } else { args.pattern };
+    let core = tools::grep::GrepArgs {
+        pattern,
+        path: args.path,
+        glob: args.glob,
+        output_mode: args.output_mode,
+        ignore_case: args.ignore_case,
+        multiline: Some(multiline),
+        context: args.context,
+        before_context: args.before_context,
+        after_context: args.after_context,
+        // Omitted means every result: the output cap below bounds the text.
+        head_limit: Some(args.head_limit.unwrap_or(i64::MAX)),
+        offset: args.offset,
+        respect_gitignore: Some(true),
+    };
+    let mut out = tools::grep::grep(ctx, core)?;
+    reword_footer(&mut out);
+    if out.len() > MAX_OUTPUT_BYTES {
+        let cut = out[..floor_char_boundary(&out, MAX_OUTPUT_BYTES)].rfind('\n').unwrap_or(0);
+        out.truncate(cut);
+        out.push_str(&format!(
+            "\n\n(incomplete: the output was cut at the {MAX_OUTPUT_BYTES}-byte output cap; narrow the search, \
+             or page with head_limit and offset)"
+        ));
+    }
+    Ok(Reply::Text(out))
+}
+
+/// Rewrites the core's paging footer `(showing lines A-B of N; ...)` in the contract's words,
+/// `(showing A..B of N; call again with offset=B for more)`.
+fn reword_footer(out: &mut String) {
+    const LEAD: &str = "\n\n(showing ";
+    let Some(start) = out.find(LEAD) else { return };
+    let body = start + LEAD.len();
+    let Some(unit_end) = out[body..].find(' ') else { return };
+    let range = body + unit_end + 1;
+    let Some(dash) = out[range..].find('-') else { return };
+    let dash = range + dash;
+    out.replace_range(dash..=dash, "..");
+    out.replace_range(body..range, "");
+}
+
+fn write_file(ctx: &Context<'_>, sink: &dyn Sink, args: Value) -> Result<Reply> {
+    let args: WriteFileArgs = parse_args(args)?;
+    let path = ctx.vfs.resolve(&args.path)?;
+    let parent_missing = match path.real().parent().and_then(Path::to_str) {
+        Some(parent) => match ctx.vfs.resolve(parent).and_then(|p| ctx.vfs.metadata(&p)) {
+            Ok(m) if m.kind == EntryKind::Dir => false,
+            Ok(_) => {
+                return Err(Error::new(
+                    ErrorKind::NotAFile,
+                    format!("{path}: its parent {} is not a directory", ctx.vfs.display(Path::new(parent))),
+                )
+                .with_path(path.given()));
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => true,
+            Err(e) => return Err(e),
+        },
+        None => false,
+    };
+    if parent_missing {
+        return Err(Error::new(
+            ErrorKind::NotFound,
+            format!("{path}: the parent directory does not exist; create it first (for example with bash `mkdir -p`)"),
+        )
+        .with_path(path.given()));
+    }
+    let bytes = args.content.len();
+    let (plan, verb) = match ctx.vfs.metadata(&path) {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            (EditPlan::one(FileOp::Create { path: path.clone(), text: args.content, overwrite: false }), "created")
+        }
+        Err(e) => return Err(e),
+        Ok(m) if m.kind == EntryKind::Dir => {
+            return Err(
+                Error::new(ErrorKind::NotAFile, format!("{path}: is a directory, not a file")).with_path(path.given())
+            );
+        }
+        Ok(_) => match ctx.vfs.read_text(&path) {
+            Ok(file) if file.encoding.is_editable() => {
+                // The content is written exactly; a BOM the file has stays (it is not part of the text).
+                let text = args.content.strip_prefix('\u{feff}').filter(|_| file.bom).unwrap_or(&args.content);
+                (EditPlan::edit_to(path.clone(), Base::from(file), text), "overwrote")
+            }
+            // A binary or UTF-16 file is replaced whole by the new text.
+            Ok(_) | Err(_) => {
+                (EditPlan::one(FileOp::Create { path: path.clone(), text: args.content, overwrite: true }), "overwrote")
+            }
+        },
+    };
+    let applied = sink::apply(sink, ctx.config, ctx.vfs, &plan)?;
+    let mut text = format!("{verb} {} ({})", path.given(), tools::write_file::byte_count(bytes));
+    push_destinations(&mut text, &applied);
+    Ok(Reply::Text(text))
+}
+
+/// Fails with `too_large` when the file at `given` is over the read limit: the editing tools
+/// hold a whole file in memory.
+fn check_size(ctx: &Context<'_>, given: &str) -> Result<()> {
+    let path = ctx.vfs.resolve(given)?;
+    match ctx.vfs.metadata(&path) {
+        Ok(m) if m.kind == EntryKind::File && m.len > ctx.config.max_read_bytes => Err(Error::new(
+            ErrorKind::TooLarge,
+            format!("{path}: file is {} bytes, over the {}-byte limit for editing", m.len, ctx.config.max_read_bytes),
+        )
+        .with_path(path.given())),
+        _ => Ok(()),
+    }
+}
+
+fn edit_file(ctx: &Context<'_>, sink: &dyn Sink, args: Value) -> Result<Reply> {
+    let args: EditFileArgs = parse_args(args)?;
+    check_size(ctx, &args.path)?;
+    apply(ctx, sink, tools::edit_file::edit_file(ctx, args)?)
+}
+
+fn multi_edit(ctx: &Context<'_>, sink: &dyn Sink, args: Value) -> Result<Reply> {
+    let args: MultiEditArgs = parse_args(args)?;
+    check_size(ctx, &args.path)?;
+    apply(ctx, sink, tools::multi_edit::multi_edit(ctx, args)?)
+}
+
+fn apply_patch(ctx: &Context<'_>, sink: &dyn Sink, args: Value) -> Result<Reply> {
+    let args: ApplyPatchArgs = parse_args(args)?;
+    let core = tools::apply_patch::ApplyPatchArgs { patch: args.patch, dry_run: false };
+    apply(ctx, sink, tools::apply_patch::apply_patch(ctx, core)?)
+}
+
+/// Applies a tool's change and returns its summary.
+fn apply(ctx: &Context<'_>, sink: &dyn Sink, out: Output) -> Result<Reply> {
+    match out {
+        Output::Change { plan, mut summary } => {
+            let applied = sink::apply(sink, ctx.config, ctx.vfs, &plan)?;
+            push_destinations(&mut summary, &applied);
+            Ok(Reply::Text(summary))
+        }
+        other => Ok(Reply::Text(other.text())),
+    }
+}
+
+/// Says where each change went when it did not simply go to disk (an open editor buffer).
+fn push_destinations(text: &mut String, applied: &sink::Applied) {
+    for (path, dest) in &applied.files {
+        if *dest != Destination::Disk {
+            text.push_str(&format!("\n{path}: {dest}"));
+        }
+    }
+}
+
+fn bash(ctx: &Context<'_>, _: &dyn Sink, args: Value) -> Result<Reply> {
+    let args: BashArgs = parse_args(args)?;
+    if args.command.trim().is_empty() {
+        return Err(Error::invalid("`command` is empty: give a shell command"));
+    }
+    if args.command.contains('\0') {
+        return Err(Error::invalid("`command` contains a NUL byte"));
+    }
+    let timeout_ms = args.timeout_ms.unwrap_or(BASH_TIMEOUT_MS);
+    if timeout_ms < 1 {
+        return Err(Error::invalid(format!("`timeout_ms` must be at least 1, got {timeout_ms}")));
+    }
+    let timeout_ms = timeout_ms.min(BASH_TIMEOUT_MAX_MS);
+    let cwd = ctx.vfs.resolve(args.cwd.as_deref().unwrap_or("."))?;
+    if ctx.vfs.metadata(&cwd)?.kind != EntryKind::Dir {
+        return Err(Error::new(ErrorKind::NotAFile, format!("{cwd}: not a directory; `cwd` must name a directory"))
+            .with_path(cwd.given()));
+    }
+    let spec = ShellSpec {
+        command: args.command,
+        cwd: cwd.real().to_path_buf(),
+        timeout: Duration::from_millis(timeout_ms.unsigned_abs()),
+        max_stream_bytes: BASH_STREAM_CEILING,
+    };
+    let outcome = run_shell(&spec, ctx.cancel.flag()).map_err(|e| {
+        Error::new(ErrorKind::IoError, format!("cannot start `sh` in {cwd}: {e}")).with_path(cwd.given())
+    })?;
+    let mut result = bash_result(ctx, &cwd, &outcome);
+    let failure = if outcome.timed_out {
+        Some(("timeout", format!("the command ran past its {timeout_ms} ms timeout; its process group was killed")))
+    } else if outcome.output_limit {
+        Some((
+            "output_limit",
+            format!(
+                "the command wrote more than {BASH_STREAM_CEILING} bytes to one stream; its process group was killed"
+            ),
+        ))
+    } else if outcome.cancelled {
+        Some(("aborted", "the call was cancelled; the command's process group was killed".to_owned()))
+    } else {
+        None
+    };
+    Ok(match failure {
+        None => Reply::Json(Value::Object(result)),
+        Some((code, message)) => {
+            let mut env = Map::new();
+            env.insert("error".into(), code.into());
+            env.insert("message".into(), message.into());
+            env.append(&mut result);
+            Reply::Envelope(Value::Object(env))
+        }
+    })
+}
+
+/// The `{exit_code, stdout, stderr, signal, timed_out}` object of a finished command, with the
+/// streams fitted to the shared budget (and spill files named) when they overflow it.
+fn bash_result(ctx: &Context<'_>, cwd: &SandboxPath, o: &ShellOutcome) -> Map<String, Value> {
+    let (out_len, err_len) = (o.stdout.len(), o.stderr.len());
+    // stderr is kept whole up to half the budget; stdout takes the rest, then stderr what is left.
+    let err_share = err_len.min(MAX_OUTPUT_BYTES / 2);
+    let out_share = out_len.min(MAX_OUTPUT_BYTES - err_share);
+    let err_share = err_len.min(MAX_OUTPUT_BYTES - out_share);
+    let mut m = Map::new();
+    m.insert("exit_code".into(), o.exit_code.into());
+    let stamp = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    for (name, bytes, share) in [("stdout", &o.stdout, out_share), ("stderr", &o.stderr, err_share)] {
+        let text = String::from_utf8_lossy(bytes);
+        if bytes.len() <= share {
+            m.insert(name.into(), text.into_owned().into());
+            continue;
+        }
+        let cut = floor_char_boundary(&text, share);
+        let spill = spill(ctx, cwd, &format!("{stamp}-{}-{name}.log", std::process::id()), bytes);
+        let mut shown = text[..cut].to_owned();
+        shown.push_str(&format!("\n[... output truncated: {} more bytes", bytes.len() - cut));
+        match &spill {
+            Some(p) => shown.push_str(&format!("; the complete {name} is in {p}]")),
+            None => shown.push(']'),
+        }
+        m.insert(name.into(), shown.into());
+        m.insert(format!("{name}_spill"), spill.into());
+    }
+    m.insert("signal".into(), o.signal.map(signal_name).into());
+    m.insert("timed_out".into(), o.timed_out.into());
+    m
+}
+
+/// Saves a stream's complete output under the spill folder of the root holding `cwd`, and
+/// returns its path as read_file takes it; `None` (logged) when it cannot be written.
+fn spill(ctx: &Context<'_>, cwd: &SandboxPath, name: &str, bytes: &[u8]) -> Option<String> {
+    let root = &ctx.vfs.workspace().roots()[cwd.root_index()];
+    let dir = ctx.vfs.resolve(root.join(SPILL_DIR).to_str()?).ok()?;
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(dir.real())?;
+        let ignore = dir.real().join(".gitignore");
+        if !ignore.exists() {
+            std::fs::write(ignore, "*\n")?;
+        }
+        std::fs::write(dir.real().join(name), bytes)
+    };
+    if let Err(e) = write() {
+        tracing::warn!("cannot write a bash spill file in {}: {e}", dir.real().display());
+        return None;
+    }
+    let file = dir.real().join(name);
+    Some(if cwd.root_index() == 0 { ctx.vfs.display(&file) } else { file.display().to_string() })
+}
+
+/// Cuts a text result at the output budget, on a character boundary, with a marker.
+fn cap_text(mut text: String) -> String {
+    if text.len() > MAX_OUTPUT_BYTES {
+        let cut = floor_char_boundary(&text, MAX_OUTPUT_BYTES);
+        let rest = text.len() - cut;
+        text.truncate(cut);
+        text.push_str(&format!(
+            "\n[... output truncated at {MAX_OUTPUT_BYTES} bytes, {rest} more bytes not shown; page with offset and limit ...]"
+        ));
+    }
+    text
+}
+
+/// The largest char boundary of `s` at or below `i`.
+fn floor_char_boundary(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::sink::DiskSink;
+    use crate::tools::testing::fixture;
+
+    fn call(f: &crate::tools::testing::Fixture, name: &str, args: Value) -> CallResult {
+        let ctx = f.ctx();
+        Coder.call(&ctx, &DiskSink, name, args).expect("known tool")
+    }
+
+    #[test]
+    fn footer_is_reworded() {
+        let mut s = "a\nb\n\n(showing lines 3-4 of 9; call again with offset=4 for more)".to_owned();
+        reword_footer(&mut s);
+        assert_eq!(s, "a\nb\n\n(showing 3..4 of 9; call again with offset=4 for more)");
+        let mut s = "x.rs\n\n(showing files 1-1 of 2; call again with offset=1 for more)".to_owned();
+        reword_footer(&mut s);
+        assert_eq!(s, "x.rs\n\n(showing 1..1 of 2; call again with offset=1 for more)");
+        let mut plain = "a:1:b-c".to_owned();
+        reword_footer(&mut plain);
+        assert_eq!(plain, "a:1:b-c");
+    }
+
+    #[test]
+    fn envelopes_use_the_contract_codes() {
+        let f = fixture("//- a.txt\none\ntwo\n//- d/\n");
+        let table = [
+            ("read_file", json!({"path": "a.txt", "offset": 3}), "invalid_input"),
+            ("read_file", json!({"path": "a.txt", "offset": 0}), "invalid_input"),
+            ("read_file", json!({"path": "d"}), "not_a_file"),
+            ("list_dir", json!({"path": "a.txt"}), "not_a_file"),
+            ("grep", json!({"pattern": "x", "head_limit": 0}), "invalid_input"),
+            ("write_file", json!({"path": "missing/a.txt", "content": "x"}), "not_found"),
+            ("edit_file", json!({"path": "a.txt", "old_string": "zzz", "new_string": "y"}), "no_match"),
+            ("bash", json!({"command": "true", "cwd": "a.txt"}), "not_a_file"),
+        ];
+        for (tool, args, want) in table {
+            let r = call(&f, tool, args.clone());
+            assert!(r.is_error, "{tool} {args}: {}", r.text);
+            let v: Value = serde_json::from_str(&r.text).expect("json envelope");
+            assert_eq!(v["error"], want, "{tool} {args}: {}", r.text);
+        }
+    }
+
+    #[test]
+    fn write_file_writes_exactly() {
+        let f = fixture("//- crlf.txt\na\r\nb\r\n");
+        let r = call(&f, "write_file", json!({"path": "crlf.txt", "content": "x\ny"}));
+        assert_eq!(r.text, "overwrote crlf.txt (3 bytes)");
+        assert_eq!(std::fs::read(f.dir.path().join("crlf.txt")).expect("read"), b"x\ny");
+    }
+
+    #[test]
+    fn bash_budget_spills_the_rest() {
+        let f = fixture("");
+        let r = call(&f, "bash", json!({"command": "head -c 200000 /dev/zero | tr '\\0' a"}));
+        assert!(!r.is_error, "{}", r.text);
+        let v: Value = serde_json::from_str(&r.text).expect("json");
+        let spill = v["stdout_spill"].as_str().expect("spilled");
+        assert_eq!(std::fs::read(f.dir.path().join(spill)).expect("spill").len(), 200_000);
+        assert!(v["stdout"].as_str().expect("stdout").len() < MAX_OUTPUT_BYTES + 200);
+    }
+}
