@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 
-use crate::profiles::{self, Profile};
+use crate::profiles::{self, CallError, Profile};
 use crate::sink::DiskSink;
 use crate::tools::{Cancel, Config, Context};
 use crate::vfs::Vfs;
@@ -198,9 +198,18 @@ fn call(args: CallArgs) -> ExitCode {
                 ExitCode::SUCCESS
             }
         }
-        Err(e) => {
+        Err(e @ CallError::UnknownTool(_)) => {
             let names: Vec<_> = profile.tools(&config).iter().map(|t| t.name).collect();
             fail(format_args!("{e} (tools in profile `{}`: {})", profile.name(), names.join(", ")))
+        }
+        // The contract answers this failure as a JSON-RPC error: print that error object.
+        Err(e) => {
+            let mut error = serde_json::json!({"code": e.code(), "message": e.to_string()});
+            if let Some(data) = e.data() {
+                error["data"] = data.clone();
+            }
+            print(&error.to_string());
+            ExitCode::from(1)
         }
     }
 }

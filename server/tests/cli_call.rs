@@ -1,0 +1,44 @@
+//! `tether call` from a shell: results on stdout, and how each kind of failure exits.
+
+use std::process::Command;
+
+fn call(root: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("call")
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .output()
+        .expect("run tether call");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn results_tool_failures_and_unknown_tools_exit_differently() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").expect("write");
+
+    let (code, out, _) = call(dir.path(), &["read_file", r#"{"path": "a.txt"}"#]);
+    assert_eq!((code, out.contains("alpha")), (Some(0), true), "{out}");
+
+    // A tool failure in the standard profile: its error object, exit 1.
+    let (code, out, _) = call(dir.path(), &["read_file", r#"{"path": "missing.txt"}"#]);
+    assert_eq!(code, Some(1));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["error"], "not_found", "{out}");
+
+    // A failure a contract answers as a JSON-RPC error: that error object, exit 1.
+    let (code, out, _) = call(dir.path(), &["--profile", "explorer", "read_file", r#"{"path": "missing.ts"}"#]);
+    assert_eq!(code, Some(1));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!((v["code"].as_i64(), v["data"]["error_code"].as_str()), (Some(-32001), Some("file_not_found")), "{out}");
+
+    // No such tool: exit 2 and the profile's tool names on stderr.
+    let (code, out, err) = call(dir.path(), &["no_such_tool", "{}"]);
+    assert_eq!((code, out.as_str()), (Some(2), ""));
+    assert!(err.contains("unknown tool: no_such_tool") && err.contains("read_file"), "{err}");
+}
