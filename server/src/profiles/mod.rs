@@ -4,6 +4,7 @@
 //! the error as its contract says. Frontends (CLI, MCP, LSP) only ever talk to a [`Profile`].
 
 mod standard;
+mod toolkit;
 
 use std::fmt;
 
@@ -14,6 +15,7 @@ use crate::sink::Sink;
 use crate::tools::{Config, Context, Effects};
 
 pub use standard::Standard;
+pub use toolkit::Toolkit;
 
 /// A tool as a profile lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,6 +126,7 @@ pub trait Profile: Send + Sync {
 #[rustfmt::skip]
 const ALL: &[(&str, MakeProfile)] = &[
     ("standard", || Box::new(Standard)),
+    ("toolkit", || Box::new(Toolkit::default())),
 ];
 
 type MakeProfile = fn() -> Box<dyn Profile>;
