@@ -733,3 +733,35 @@ async def test_read_only_registers_only_the_read_tools(root):
     )
     assert [t["name"] for t in json.loads(out.stdout)] == ["set_workspace", "read_files", "list_files"]
     assert snapshot(root) == before
+
+
+@pytest.mark.anyio
+async def test_apply_diffs_keeps_the_files_line_endings(root):
+    """"Perform precise block-based search and replace operations on existing files." (a CRLF file
+    with a BOM matches lines typed with `\\n`, and keeps its CRLF, BOM and missing final break)."""
+    path = root / "project" / "win.txt"
+    path.write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\nthree")
+    async with toolkit(root) as s:
+        args = {"path": "win.txt", "search_content": "two\nthree", "replace_content": "2\n3\n4", "start_line": 2}
+        text = await ok(s, "apply_diffs", args)
+        assert text == "Successfully applied diff to win.txt: replaced 2 line(s) at line 2 (added 1 line(s)). File now has 4 lines."
+        assert await ok(s, "read_files", {"path": "win.txt", "line_range": "3-4"}) == "3 | 3\n4 | 4"
+    assert path.read_bytes() == b"\xef\xbb\xbfone\r\n2\r\n3\r\n4"
+
+
+@pytest.mark.anyio
+async def test_binary_and_directory_paths_are_refused(root):
+    """Error Response Format: {"isError": true, "content": [{"type": "text", "text": "Error: error
+    message description"}]} """
+    (root / "project" / "blob.bin").write_bytes(b"\x7fELF\x00\x00\x01")
+    before = snapshot(root)
+    async with toolkit(root) as s:
+        assert await err(s, "read_files", {"path": "blob.bin"}) == "Error: Cannot read binary file: blob.bin"
+        assert await err(s, "read_files", {"path": "src"}) == "Error: Path is a directory, not a file: src"
+        assert await err(s, "list_files", {"path": "blob.bin"}) == "Error: Not a directory: blob.bin"
+        text = await err(s, "insert_contents", {"path": "blob.bin", "line": 1, "content": "x"})
+        assert text.startswith("Error: blob.bin: file is binary")
+        assert await err(s, "write_files", {"path": "src/", "content": "", "line_count": 0}) == (
+            "Error: src/ ends with `/`, so it names a directory; write_files writes files"
+        )
+    assert snapshot(root) == before

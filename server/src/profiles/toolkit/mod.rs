@@ -62,8 +62,12 @@ struct Spec {
     description: &'static str,
     schema: fn() -> Value,
     effects: Effects,
-    run: fn(&Context<'_>, &dyn Sink, &Args) -> Answer,
+    /// How it runs inside the session's workspace; `None` for `set_workspace`, which the
+    /// profile answers itself since it chooses that workspace.
+    run: Option<Run>,
 }
+
+type Run = fn(&Context<'_>, &dyn Sink, &Args) -> Answer;
 
 const WRITE: Effects = Effects { read_only: false, destructive: true, idempotent: true, open_world: false };
 const EDIT: Effects = Effects { read_only: false, destructive: true, idempotent: false, open_world: false };
@@ -72,19 +76,14 @@ const INSERT: Effects = Effects { read_only: false, destructive: false, idempote
 /// The tools, in the order the contract lists them.
 #[rustfmt::skip]
 const TOOLS: &[Spec] = &[
-    Spec { name: "set_workspace", description: schema::SET_WORKSPACE, schema: schema::set_workspace, effects: Effects::READ, run: |_, _, _| unreachable_run() },
-    Spec { name: "read_files", description: schema::READ_FILES, schema: schema::read_files, effects: Effects::READ, run: |c, _, a| read::read_files(c, a) },
-    Spec { name: "write_files", description: schema::WRITE_FILES, schema: schema::write_files, effects: WRITE, run: write::write_files },
-    Spec { name: "apply_diffs", description: schema::APPLY_DIFFS, schema: schema::apply_diffs, effects: EDIT, run: edit::apply_diffs },
-    Spec { name: "insert_contents", description: schema::INSERT_CONTENTS, schema: schema::insert_contents, effects: INSERT, run: write::insert_contents },
-    Spec { name: "search_and_replace", description: schema::SEARCH_AND_REPLACE, schema: schema::search_and_replace, effects: EDIT, run: edit::search_and_replace },
-    Spec { name: "list_files", description: schema::LIST_FILES, schema: schema::list_files, effects: Effects::READ, run: |c, _, a| read::list_files(c, a) },
+    Spec { name: "set_workspace", description: schema::SET_WORKSPACE, schema: schema::set_workspace, effects: Effects::READ, run: None },
+    Spec { name: "read_files", description: schema::READ_FILES, schema: schema::read_files, effects: Effects::READ, run: Some(|c, _, a| read::read_files(c, a)) },
+    Spec { name: "write_files", description: schema::WRITE_FILES, schema: schema::write_files, effects: WRITE, run: Some(write::write_files) },
+    Spec { name: "apply_diffs", description: schema::APPLY_DIFFS, schema: schema::apply_diffs, effects: EDIT, run: Some(edit::apply_diffs) },
+    Spec { name: "insert_contents", description: schema::INSERT_CONTENTS, schema: schema::insert_contents, effects: INSERT, run: Some(write::insert_contents) },
+    Spec { name: "search_and_replace", description: schema::SEARCH_AND_REPLACE, schema: schema::search_and_replace, effects: EDIT, run: Some(edit::search_and_replace) },
+    Spec { name: "list_files", description: schema::LIST_FILES, schema: schema::list_files, effects: Effects::READ, run: Some(|c, _, a| read::list_files(c, a)) },
 ];
-
-/// `set_workspace` is answered by the profile itself, which owns the session.
-fn unreachable_run() -> Answer {
-    Err("set_workspace is handled by the session".to_owned())
-}
 
 impl Profile for Toolkit {
     fn name(&self) -> &'static str {
@@ -110,12 +109,12 @@ impl Profile for Toolkit {
             .find(|t| t.name == name && (t.effects.read_only || !ctx.config.read_only))
             .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
         let answer = Args::new(args, &(spec.schema)()).and_then(|args| {
-            if spec.name == "set_workspace" {
+            let Some(run) = spec.run else {
                 return self.set_workspace(ctx, &args);
-            }
+            };
             let vfs = self.session(ctx)?;
             let inner = Context { vfs: &vfs, config: ctx.config, cancel: ctx.cancel };
-            (spec.run)(&inner, sink, &args)
+            run(&inner, sink, &args)
         });
         let reply = answer.unwrap_or_else(Reply::error);
         Ok(CallResult { text: reply.text, structured: None, is_error: reply.is_error })

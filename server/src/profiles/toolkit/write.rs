@@ -22,6 +22,9 @@ pub(super) fn write_files(ctx: &Context<'_>, sink: &dyn Sink, args: &Args) -> An
     let contents = args.strings("content")?.spread(n, "content")?;
     let counts = args.ints("line_count", 0)?.spread(n, "line_count")?;
     no_duplicates(&paths)?;
+    if let Some(dir) = paths.iter().find(|p| p.ends_with('/')) {
+        return Err(format!("{dir} ends with `/`, so it names a directory; write_files writes files"));
+    }
 
     let mut lines = Vec::with_capacity(n);
     let mut mismatches = Vec::new();
