@@ -245,7 +245,12 @@ async def test_write_files_single(root):
         # Overwriting an existing file replaces it completely.
         text = await ok(s, "write_files", {"path": "config/database.js", "content": "x\n", "line_count": 1})
         assert text == "File written successfully: config/database.js (1 line)"
+        # A final line break does not count as a line, though the split count is accepted too.
+        for count in [2, 3]:
+            args = {"path": "two.txt", "content": "a\nb\n", "line_count": count}
+            assert await ok(s, "write_files", args) == "File written successfully: two.txt (2 lines)"
     assert (root / "project" / "config" / "database.js").read_text() == "x\n"
+    assert (root / "project" / "two.txt").read_text() == "a\nb\n"
 
 
 @pytest.mark.anyio
@@ -764,4 +769,7 @@ async def test_binary_and_directory_paths_are_refused(root):
         assert await err(s, "write_files", {"path": "src/", "content": "", "line_count": 0}) == (
             "Error: src/ ends with `/`, so it names a directory; write_files writes files"
         )
+        # The files of one call are written together or not at all.
+        args = {"path": ["fresh.txt", "blob.bin"], "content": "text", "line_count": 1}
+        assert (await err(s, "write_files", args)).startswith("Error: blob.bin: file is binary")
     assert snapshot(root) == before

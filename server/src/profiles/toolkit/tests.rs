@@ -144,3 +144,23 @@ fn a_missed_diff_says_where_to_look() {
     );
     assert_eq!(f.read("a.txt").as_deref(), Some(body.as_bytes()));
 }
+
+#[test]
+fn the_session_reads_open_buffers() {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use crate::text::Document;
+    use crate::vfs::{OpenDocument, Overlay, Vfs};
+
+    let f = fixture("//- sub/a.txt\nsaved\n");
+    let real = f.vfs.resolve("sub/a.txt").expect("inside").real().to_path_buf();
+    let open = OpenDocument { doc: Document::from_text("unsaved\nedit\n"), version: 4, dirty: true };
+    let overlay = Overlay::from_docs(BTreeMap::from([(real, open)]));
+    let vfs = Vfs::new(Arc::new(f.vfs.workspace().clone()), Arc::new(overlay));
+    let ctx = crate::tools::Context { vfs: &vfs, config: &f.config, cancel: &f.cancel };
+    let p = Toolkit::default();
+    let run = |name: &str, args: Value| p.call(&ctx, &DiskSink, name, args).expect("known tool").text;
+    assert!(run("set_workspace", json!({"path": "sub"})).starts_with("Successfully set workspace root to: "));
+    assert_eq!(run("read_files", json!({"path": "a.txt"})), "1 | unsaved\n2 | edit");
+}
