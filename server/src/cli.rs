@@ -89,6 +89,10 @@ pub struct CallArgs {
     /// The tool's arguments as a JSON object; `-` reads them from stdin.
     #[arg(default_value = "{}")]
     pub arguments: String,
+    /// For a profile whose session starts by choosing a workspace (`toolkit`): choose DIR
+    /// (`set_workspace`) before the call.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<String>,
     #[command(flatten)]
     /// Roots, profile and mode.
     pub serve: ServeArgs,
@@ -189,6 +193,16 @@ fn call(args: CallArgs) -> ExitCode {
     };
     let vfs = Vfs::disk(Arc::new(ws));
     let ctx = Context { vfs: &vfs, config: &config, cancel: &Cancel::default() };
+    if let Some(dir) = &args.workspace {
+        match profile.call(&ctx, &DiskSink, "set_workspace", serde_json::json!({ "path": dir })) {
+            Ok(r) if !r.is_error => {}
+            Ok(r) => {
+                print(&r.text);
+                return ExitCode::from(1);
+            }
+            Err(e) => return fail(format_args!("--workspace: profile `{}` cannot choose one: {e}", profile.name())),
+        }
+    }
     match profile.call(&ctx, &DiskSink, &args.tool, json) {
         Ok(result) => {
             print(&result.text);

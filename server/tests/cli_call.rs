@@ -42,3 +42,19 @@ fn results_tool_failures_and_unknown_tools_exit_differently() {
     assert_eq!((code, out.as_str()), (Some(2), ""));
     assert!(err.contains("unknown tool: no_such_tool") && err.contains("read_file"), "{err}");
 }
+
+#[test]
+fn a_profile_that_starts_with_set_workspace_gets_it_from_the_command_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("proj")).expect("mkdir");
+    std::fs::write(dir.path().join("proj/a.txt"), "alpha\nbeta\n").expect("write");
+    let (code, out, _) = call(dir.path(), &["--profile", "toolkit", "read_files", r#"{"path": "a.txt"}"#]);
+    assert_eq!(code, Some(1), "refused until a workspace is chosen: {out}");
+    let (code, out, _) =
+        call(dir.path(), &["--profile", "toolkit", "--workspace", "proj", "read_files", r#"{"path": "a.txt"}"#]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("1 | alpha") && out.contains("2 | beta"), "{out}");
+    let (code, _, err) = call(dir.path(), &["--workspace", "proj", "read_file", r#"{"path": "proj/a.txt"}"#]);
+    assert_eq!(code, Some(2), "the standard profile has no set_workspace");
+    assert!(err.contains("--workspace"), "{err}");
+}

@@ -1,6 +1,8 @@
 //! Edits as values: plans, matchers and patch parsers. Nothing here writes.
 
+pub mod anchored;
 pub mod closest;
+pub mod line_count;
 pub mod matcher;
 pub mod patch;
 pub mod plan;

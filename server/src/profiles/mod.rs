@@ -6,6 +6,7 @@
 mod coder;
 mod explorer;
 mod standard;
+mod toolkit;
 
 use std::fmt;
 
@@ -18,6 +19,7 @@ use crate::tools::{Config, Context, Effects};
 pub use coder::Coder;
 pub use explorer::Explorer;
 pub use standard::Standard;
+pub use toolkit::Toolkit;
 
 /// A tool as a profile lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,6 +132,7 @@ const ALL: &[(&str, MakeProfile)] = &[
     ("standard", || Box::new(Standard)),
     ("coder", || Box::new(Coder)),
     ("explorer", || Box::new(Explorer)),
+    ("toolkit", || Box::new(Toolkit::default())),
 ];
 
 type MakeProfile = fn() -> Box<dyn Profile>;
