@@ -75,6 +75,10 @@ pub struct ServeArgs {
     /// Serve only the tools that change nothing.
     #[arg(long)]
     pub read_only: bool,
+    /// A program the profile's allow-listed command runner may start (repeatable); the list
+    /// given replaces the profile's own (the `guarded` profile's `run_command`).
+    #[arg(long = "allow-command", value_name = "NAME")]
+    pub allowed_commands: Vec<String>,
 }
 
 /// `tether call`.
@@ -104,7 +108,8 @@ pub struct ToolsArgs {
 impl ServeArgs {
     /// The configuration these options select.
     pub fn config(&self) -> Config {
-        Config { read_only: self.read_only, ..Config::default() }
+        let allowed_commands = (!self.allowed_commands.is_empty()).then(|| self.allowed_commands.clone());
+        Config { read_only: self.read_only, allowed_commands, ..Config::default() }
     }
 
     /// The workspace: the given roots, else the current directory.

@@ -142,7 +142,7 @@ impl McpServer {
     #[allow(deprecated)]
     async fn refresh_roots(&self, peer: &rmcp::Peer<RoleServer>) {
         let supports_roots = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
-        if !supports_roots {
+        if !supports_roots || !self.inner.profile.follows_client_roots() {
             return;
         }
         match peer.list_roots().await {

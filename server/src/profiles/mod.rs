@@ -3,6 +3,7 @@
 //! A profile maps a tool name and JSON arguments to a core operation and formats the result or
 //! the error as its contract says. Frontends (CLI, MCP, LSP) only ever talk to a [`Profile`].
 
+mod guarded;
 mod standard;
 
 use std::fmt;
@@ -13,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::sink::Sink;
 use crate::tools::{Config, Context, Effects};
 
+pub use guarded::Guarded;
 pub use standard::Standard;
 
 /// A tool as a profile lists it.
@@ -117,6 +119,12 @@ pub trait Profile: Send + Sync {
     fn error_result(&self, e: &Error) -> CallResult {
         standard::error_result(e)
     }
+
+    /// Whether the client's MCP roots replace the server's. A profile whose contract confines
+    /// it to the root the operator configured says no.
+    fn follows_client_roots(&self) -> bool {
+        true
+    }
 }
 
 /// Every profile: its name as given to `--profile` and how to make a fresh instance (a profile
@@ -124,6 +132,7 @@ pub trait Profile: Send + Sync {
 #[rustfmt::skip]
 const ALL: &[(&str, MakeProfile)] = &[
     ("standard", || Box::new(Standard)),
+    ("guarded", || Box::new(Guarded)),
 ];
 
 type MakeProfile = fn() -> Box<dyn Profile>;
