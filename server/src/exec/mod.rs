@@ -1,10 +1,11 @@
 //! Running a shell command to completion: its own process group, a time limit, bounded output,
 //! cancellation, and nothing left behind.
 //!
-//! This is the one place tether starts processes. A command runs as `/bin/sh -c COMMAND` in a
-//! new process group (so that it and everything it starts can be signalled at once), with stdin
-//! closed (a prompt fails instead of hanging) and the server's environment (with `PWD` set to the
-//! working directory).
+//! This is the one place tether starts processes. A command runs as `/bin/sh -c COMMAND`
+//! ([`run`]), or as a program with its arguments and no shell at all ([`run_program`], for
+//! allow-listed runners), in a new process group (so that it and everything it starts can be
+//! signalled at once), with stdin closed (a prompt fails instead of hanging) and the server's
+//! environment (with `PWD` set to the working directory).
 //!
 //! One thread watches the command: it polls stdout and stderr together (so neither pipe can fill
 //! up and stall the command), and between reads checks for the shell's exit, the deadline and the

@@ -5,6 +5,7 @@
 //! tools read and where their changes go is the [`Host`]'s business: the disk for a standalone
 //! server, the editor's buffers inside `tether lsp`.
 
+pub mod http;
 mod roots;
 
 use std::path::PathBuf;
