@@ -464,7 +464,11 @@ async def test_run_command_refuses_options_that_run_other_programs(tree):
         ("sort", ["-o", "pwned", "src/util.py"]),
         ("rg", ["--pre", "touch", "x", "src"]),
         ("awk", ["BEGIN { system(\"touch pwned\") }"]),
+        # File names read from a file would escape every argument check.
+        ("wc", ["--files0-from=names"]),
+        ("uniq", ["src/util.py", "pwned"]),
     ]
+    (root / "names").write_bytes(str(tree / "outside" / "secret.txt").encode() + b"\0")
     async with session(root, *GUARDED) as s:
         for command, args in attempts:
             e = await err(s, "run_command", {"command": command, "args": args})

@@ -477,3 +477,112 @@ fn captured_text(c: &Captured, what: &str) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn patches_for_one_file() {
+        // The patch, and what it does (or the start of its error message).
+        let table: &[(&str, Result<&str, &str>)] = &[
+            ("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", Ok("update")),
+            ("```diff\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n```\n", Ok("update")),
+            ("\n\n~~~\n@@ -1 +1 @@\n-a\n+b\n~~~\n", Ok("update")),
+            ("@@ -1 +1 @@\n-a\n+b\n", Ok("update")),
+            ("--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+b\n", Ok("add")),
+            ("--- a/x\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n", Ok("delete")),
+            ("*** Begin Patch\n*** Update File: x\n@@\n-a\n+b\n*** End Patch\n", Ok("update")),
+            ("", Err("malformed diff: the patch is empty")),
+            ("```\n```\n", Err("malformed diff: the patch is empty")),
+            ("hello\n", Err("malformed diff: patch line 1")),
+            (
+                "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n",
+                Err("malformed diff: the patch changes 2 files"),
+            ),
+        ];
+        for (patch, want) in table {
+            let got = parse_one(patch).map(|f| match f.change {
+                FileChange::Add { .. } => "add",
+                FileChange::Delete { .. } => "delete",
+                FileChange::Update { .. } => "update",
+            });
+            match (got, want) {
+                (Ok(g), Ok(w)) => assert_eq!(g, *w, "{patch:?}"),
+                (Err(e), Err(w)) => {
+                    assert_eq!(e.kind(), ErrorKind::PatchFailed, "{patch:?}");
+                    assert!(e.message().starts_with(w), "{patch:?}: {}", e.message());
+                }
+                (got, _) => panic!("{patch:?}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn bare_hunks_keep_their_line_numbers_in_messages() {
+        let e = parse_one("\n@@ -1 +1 @@\n-a\n?b\n").expect_err("malformed");
+        assert!(e.message().contains("patch line 4"), "{}", e.message());
+    }
+
+    #[test]
+    fn error_names() {
+        let table = [
+            (Error::new(ErrorKind::PathEscape, "x"), "OutsideRoot"),
+            (Error::new(ErrorKind::NotFound, "x"), "NotFound"),
+            (Error::new(ErrorKind::PatchFailed, "x"), "PatchFailed"),
+            (Error::new(ErrorKind::ReadOnly, "x"), "ReadOnly"),
+            (Error::new(ErrorKind::CommandNotAllowed, "x"), "CommandNotAllowed"),
+            (Error::io(&std::io::Error::from(std::io::ErrorKind::PermissionDenied), "a"), "PermissionDenied"),
+            (Error::new(ErrorKind::IoError, "disk full"), "io_error"),
+            (Error::invalid("x"), "invalid_input"),
+            (Error::new(ErrorKind::NotAFile, "x"), "not_a_file"),
+        ];
+        for (e, want) in table {
+            let r = error_result(&e);
+            let v: Value = serde_json::from_str(&r.text).expect("json");
+            assert!(r.is_error);
+            assert_eq!(v["error"], want, "{e}");
+            assert_eq!(v["message"], e.message());
+        }
+    }
+
+    #[test]
+    fn command_results() {
+        let captured = |text: &str, total: u64| Captured {
+            text: text.to_owned(),
+            total_bytes: total,
+            truncated: total > text.len() as u64,
+            spill: None,
+        };
+        let outcome = |code, signal, timed_out, out: Captured, err: Captured| Outcome {
+            exit_code: code,
+            signal,
+            timed_out,
+            cancelled: false,
+            background_killed: false,
+            duration: Duration::from_millis(5),
+            stdout: out,
+            stderr: err,
+        };
+        let table = [
+            (outcome(Some(0), None, false, captured("a\n", 2), captured("", 0)), "exit_code: 0\nstdout:\na\nstderr:\n"),
+            (
+                outcome(Some(2), None, false, captured("a", 1), captured("e\n", 2)),
+                "exit_code: 2\nstdout:\na\nstderr:\ne\n",
+            ),
+            (
+                outcome(None, Some(9), true, captured("", 0), captured("", 0)),
+                "exit_code: 137\nstdout:\nstderr:\ntether: the command ran past its time limit and was stopped\n",
+            ),
+            (
+                outcome(Some(0), None, false, captured("abc", 10), captured("", 0)),
+                "exit_code: 0\nstdout:\nabc\ntether: stdout was cut after 3 of its 10 bytes\nstderr:\n",
+            ),
+        ];
+        for (o, want) in table {
+            assert_eq!(format_outcome(&o), want);
+        }
+    }
+}

@@ -39,22 +39,37 @@ pub struct RunAllowedArgs {
     pub args: Vec<String>,
 }
 
-/// Options refused for each program: they start other programs, write or delete files, or
-/// follow symbolic links out of the roots. Single-letter options are also found inside clusters
+/// Options refused for each program: they start other programs, write or delete files, follow
+/// symbolic links out of the roots, or read the names of files to open from a file (which no
+/// argument check sees). Single-letter options are also found inside clusters
 /// (`-rR`); `find`'s words are matched whole.
 pub const REFUSED: &[(&str, &[&str])] = &[
     (
         "find",
-        &["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls", "-L", "-follow"],
+        &[
+            "-exec",
+            "-execdir",
+            "-ok",
+            "-okdir",
+            "-delete",
+            "-fprint",
+            "-fprint0",
+            "-fprintf",
+            "-fls",
+            "-L",
+            "-follow",
+            "-files0-from",
+        ],
     ),
     ("sed", &["-i", "--in-place"]),
-    ("sort", &["-o", "--output", "--compress-program", "-T", "--temporary-directory"]),
+    ("sort", &["-o", "--output", "--compress-program", "-T", "--temporary-directory", "--files0-from"]),
     ("rg", &["--pre", "-z", "--search-zip", "-L", "--follow", "--hostname-bin"]),
     ("grep", &["-R", "--dereference-recursive"]),
-    ("du", &["-L", "--dereference"]),
+    ("du", &["-L", "--dereference", "--files0-from"]),
+    ("wc", &["--files0-from"]),
     ("ls", &["-L", "--dereference"]),
     ("stat", &["-L", "--dereference"]),
-    ("file", &["-L", "--dereference", "-C", "--compile"]),
+    ("file", &["-L", "--dereference", "-C", "--compile", "-f", "--files-from"]),
     ("awk", &["-f", "--file", "-W", "-l", "--load", "-i", "--include", "-E", "--exec"]),
 ];
 
@@ -130,6 +145,13 @@ fn is_executable(p: &Path) -> bool {
 
 /// Fails with `command_not_allowed` when an argument is one of `name`'s refused options.
 fn refuse_options(name: &str, args: &[String]) -> Result<()> {
+    if name == "uniq" && uniq_operands(args) > 1 {
+        return Err(Error::new(
+            ErrorKind::CommandNotAllowed,
+            "`uniq INPUT OUTPUT` is not allowed: the second operand is a file uniq writes; give one input and \
+             read the result",
+        ));
+    }
     let Some((_, refused)) = REFUSED.iter().find(|(n, _)| *n == name) else { return Ok(()) };
     for arg in args {
         if arg == "--" {
@@ -146,6 +168,24 @@ fn refuse_options(name: &str, args: &[String]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// How many operands (input, then output file) a `uniq` command line has.
+fn uniq_operands(args: &[String]) -> usize {
+    let mut n = 0;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        if arg == "--" {
+            return n + it.count();
+        }
+        if matches!(arg.as_str(), "-f" | "-s" | "-w") {
+            // These take their number as the next argument.
+            it.next();
+        } else if arg == "-" || !arg.starts_with('-') {
+            n += 1;
+        }
+    }
+    n
 }
 
 /// Whether `arg` uses option `opt` of program `name`.
@@ -324,6 +364,15 @@ mod tests {
             ("rg", &["-n", "x"], true),
             ("cat", &["-L"], true),
             ("grep", &["--", "-R"], true),
+            ("wc", &["--files0-from=names"], false),
+            ("du", &["--files0-from", "names"], false),
+            ("find", &["-files0-from", "names"], false),
+            ("file", &["-f", "names"], false),
+            ("uniq", &["-c", "in"], true),
+            ("uniq", &["-f", "1", "in"], true),
+            ("uniq", &["in", "out"], false),
+            ("uniq", &["-", "out"], false),
+            ("uniq", &["--", "in", "out"], false),
             ("awk", &["-F:", "-vfile=1", "{print}"], true),
             ("awk", &["-fprog.awk"], false),
             ("awk", &["-W", "exec", "x"], false),
