@@ -64,6 +64,30 @@ pub struct McpArgs {
     /// Log level for stderr (error, warn, info, debug, trace); `TETHER_LOG` takes a full filter.
     #[arg(long, value_name = "LEVEL")]
     pub log_level: Option<String>,
+    #[command(flatten)]
+    /// The HTTP transport, when asked for.
+    pub http: HttpArgs,
+}
+
+/// `tether mcp --http`: MCP over streamable HTTP instead of stdio.
+#[derive(Debug, Args)]
+pub struct HttpArgs {
+    /// Serve MCP over streamable HTTP at this address (`127.0.0.1:8931`; port 0 picks a free
+    /// one) instead of stdio. The endpoint is `/mcp`; the address is printed on stderr.
+    #[arg(long, value_name = "ADDR", requires = "token_file")]
+    pub http: Option<std::net::SocketAddr>,
+    /// The file holding the bearer token every HTTP request must send as
+    /// `Authorization: Bearer <token>`.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub token_file: Option<PathBuf>,
+    /// Allow `--http` to listen on an address other than loopback (other machines can then
+    /// reach the server; the token still guards it).
+    #[arg(long, requires = "http")]
+    pub http_allow_remote: bool,
+    /// A browser origin allowed to call the HTTP server besides the loopback ones (repeatable;
+    /// `https://app.example:8443`, or `:*` for any port).
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    pub allowed_origins: Vec<String>,
 }
 
 /// Options every tool-serving mode shares.
@@ -79,6 +103,10 @@ pub struct ServeArgs {
     /// Serve only the tools that change nothing.
     #[arg(long)]
     pub read_only: bool,
+    /// A program the profile's allow-listed command runner may start (repeatable); the list
+    /// given replaces the profile's own (the `guarded` profile's `run_command`).
+    #[arg(long = "allow-command", value_name = "NAME")]
+    pub allowed_commands: Vec<String>,
 }
 
 /// `tether call`.
@@ -112,7 +140,8 @@ pub struct ToolsArgs {
 impl ServeArgs {
     /// The configuration these options select.
     pub fn config(&self) -> Config {
-        Config { read_only: self.read_only, ..Config::default() }
+        let allowed_commands = (!self.allowed_commands.is_empty()).then(|| self.allowed_commands.clone());
+        Config { read_only: self.read_only, allowed_commands, ..Config::default() }
     }
 
     /// The workspace: the given roots, else the current directory.
@@ -255,6 +284,18 @@ fn mcp(args: McpArgs) -> ExitCode {
         Ok(ws) => ws,
         Err(e) => return fail(e.message()),
     };
+    if let (Some(addr), Some(token_file)) = (args.http.http, args.http.token_file) {
+        let options = crate::mcp::http::HttpOptions {
+            addr,
+            token_file,
+            allow_remote: args.http.http_allow_remote,
+            allowed_origins: args.http.allowed_origins,
+        };
+        return match crate::mcp::http::run_http(profile.name(), args.serve.config(), ws, options) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(format_args!("mcp http server: {e:#}")),
+        };
+    }
     match crate::mcp::run_stdio(profile, args.serve.config(), ws) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(format_args!("mcp server: {e:#}")),

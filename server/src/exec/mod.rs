@@ -1,10 +1,11 @@
 //! Running a shell command to completion: its own process group, a time limit, bounded output,
 //! cancellation, and nothing left behind.
 //!
-//! This is the one place tether starts processes. A command runs as `/bin/sh -c COMMAND` in a
-//! new process group (so that it and everything it starts can be signalled at once), with stdin
-//! closed (a prompt fails instead of hanging) and the server's environment (with `PWD` set to the
-//! working directory).
+//! This is the one place tether starts processes. A command runs as `/bin/sh -c COMMAND`
+//! ([`run`]), or as a program with its arguments and no shell at all ([`run_program`], for
+//! allow-listed runners), in a new process group (so that it and everything it starts can be
+//! signalled at once), with stdin closed (a prompt fails instead of hanging) and the server's
+//! environment (with `PWD` set to the working directory).
 //!
 //! One thread watches the command: it polls stdout and stderr together (so neither pipe can fill
 //! up and stall the command), and between reads checks for the shell's exit, the deadline and the
@@ -119,10 +120,29 @@ pub struct Outcome {
 /// checked every few milliseconds); a caller with nothing to cancel passes a fresh `false`.
 /// Fails only when the shell cannot be started (or the OS refuses to wait for it).
 pub fn run(spec: &Spec, cancel: &AtomicBool) -> io::Result<Outcome> {
+    let mut shell = Command::new("/bin/sh");
+    shell.arg("-c").arg(&spec.command);
+    supervise(shell, spec, cancel)
+}
+
+/// Runs `program` with `args` directly, with no shell in between (so nothing in the arguments
+/// is interpreted), under `spec`'s directory and limits; `spec.command` is not used. Fails when
+/// the program cannot be started.
+pub fn run_program(
+    program: &std::path::Path,
+    args: &[String],
+    spec: &Spec,
+    cancel: &AtomicBool,
+) -> io::Result<Outcome> {
+    let mut command = Command::new(program);
+    command.args(args);
+    supervise(command, spec, cancel)
+}
+
+/// Starts `command` in `spec.cwd` in a new process group and watches it to the end.
+fn supervise(mut command: Command, spec: &Spec, cancel: &AtomicBool) -> io::Result<Outcome> {
     let started = Instant::now();
-    let mut child = Command::new("/bin/sh")
-        .arg("-c")
-        .arg(&spec.command)
+    let mut child = command
         .current_dir(&spec.cwd)
         .env("PWD", &spec.cwd)
         .process_group(0)

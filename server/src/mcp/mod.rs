@@ -5,6 +5,7 @@
 //! tools read and where their changes go is the [`Host`]'s business: the disk for a standalone
 //! server, the editor's buffers inside `tether lsp`.
 
+pub mod http;
 mod roots;
 
 use std::path::PathBuf;
@@ -142,7 +143,7 @@ impl McpServer {
     #[allow(deprecated)]
     async fn refresh_roots(&self, peer: &rmcp::Peer<RoleServer>) {
         let supports_roots = peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
-        if !supports_roots {
+        if !supports_roots || !self.inner.profile.follows_client_roots() {
             return;
         }
         match peer.list_roots().await {

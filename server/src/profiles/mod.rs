@@ -5,6 +5,7 @@
 
 mod coder;
 mod explorer;
+mod guarded;
 mod standard;
 mod toolkit;
 
@@ -18,6 +19,7 @@ use crate::tools::{Config, Context, Effects};
 
 pub use coder::Coder;
 pub use explorer::Explorer;
+pub use guarded::Guarded;
 pub use standard::Standard;
 pub use toolkit::Toolkit;
 
@@ -123,6 +125,12 @@ pub trait Profile: Send + Sync {
     fn error_result(&self, e: &Error) -> CallResult {
         standard::error_result(e)
     }
+
+    /// Whether the client's MCP roots replace the server's. A profile whose contract confines
+    /// it to the root the operator configured says no.
+    fn follows_client_roots(&self) -> bool {
+        true
+    }
 }
 
 /// Every profile: its name as given to `--profile` and how to make a fresh instance (a profile
@@ -133,6 +141,7 @@ const ALL: &[(&str, MakeProfile)] = &[
     ("coder", || Box::new(Coder)),
     ("explorer", || Box::new(Explorer)),
     ("toolkit", || Box::new(Toolkit::default())),
+    ("guarded", || Box::new(Guarded)),
 ];
 
 type MakeProfile = fn() -> Box<dyn Profile>;

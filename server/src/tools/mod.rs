@@ -21,6 +21,7 @@ pub mod read_file;
 pub mod read_files;
 pub mod replace;
 pub mod run;
+pub mod run_allowed;
 pub mod search;
 pub mod shell;
 pub mod stat;
@@ -46,11 +47,19 @@ pub struct Config {
     pub max_grep_file_bytes: u64,
     /// Only tools that change nothing are served.
     pub read_only: bool,
+    /// The programs an allow-listed command runner may start, replacing its profile's own list
+    /// (`None`: the profile's list).
+    pub allowed_commands: Option<Vec<String>>,
 }
 
 impl Default for Config {
     fn default() -> Config {
-        Config { max_read_bytes: 10 * 1024 * 1024, max_grep_file_bytes: 50 * 1024 * 1024, read_only: false }
+        Config {
+            max_read_bytes: 10 * 1024 * 1024,
+            max_grep_file_bytes: 50 * 1024 * 1024,
+            read_only: false,
+            allowed_commands: None,
+        }
     }
 }
 

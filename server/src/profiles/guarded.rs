@@ -1,0 +1,588 @@
+//! The `guarded` profile: a root-confined tool set for servers reachable over the network.
+//!
+//! Six tools: `apply_patch` (one unified diff onto one file, or a new file from a `/dev/null`
+//! source), `append_file` (never creates), `write_file`, `create_directory`, `move_file`, and
+//! `run_command`, which starts only allow-listed programs, directly, with no shell
+//! ([`crate::tools::run_allowed`]). A failure is an error result whose text is the JSON object
+//! `{"error": NAME, "message": "..."}` with the contract's names (`OutsideRoot`, `NotFound`,
+//! `PatchFailed`, `ReadOnly`, `PermissionDenied`, `CommandNotAllowed`); failures the contract
+//! does not name keep the `standard` profile's kind names.
+//!
+//! In read-only mode every tool stays listed, as the contract documents, and the five that change
+//! files answer `ReadOnly` without looking at their arguments. The client's MCP roots never
+//! replace the server's: the root is the operator's choice.
+
+use serde_json::{json, Value};
+
+use super::{CallError, CallResult, Profile, ToolInfo};
+use crate::edit::patch::{self, apply_hunks, envelope, unified, FileChange, FilePatch, PatchLine};
+use crate::edit::{Base, EditPlan, FileOp, TextChange};
+use crate::error::{Error, ErrorKind, Result};
+use crate::exec::{signal_name, Captured, Outcome};
+use crate::sink::{self, Sink};
+use crate::text::{convert_breaks, LineEnding};
+use crate::tools::run_allowed::{run_allowed, RunAllowedArgs};
+use crate::tools::write_file::read_editable;
+use crate::tools::{self, parse_args, Config, Context, Effects, Output};
+use crate::vfs::EntryKind;
+
+/// The commands `run_command` may start unless the server is given its own list
+/// (`--allow-command`). `mkdir` and `mv` are left out on purpose: `create_directory` and
+/// `move_file` do that within the root.
+pub const DEFAULT_COMMANDS: &[&str] = &[
+    "grep", "sed", "awk", "find", "cat", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "diff", "file", "stat",
+    "ls", "du", "rg",
+];
+
+/// The `guarded` profile.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Guarded;
+
+/// Effects of the tools that change files.
+const WRITES: Effects = Effects { read_only: false, destructive: true, idempotent: false, open_world: false };
+
+struct Spec {
+    name: &'static str,
+    description: &'static str,
+    schema: fn() -> Value,
+    effects: Effects,
+}
+
+const TOOLS: &[Spec] = &[
+    Spec {
+        name: "apply_patch",
+        description: "Apply a unified diff to one existing file, or create a new file from a diff whose \
+source is /dev/null. `path` names the file; the diff's own `---`/`+++` names are not used (a diff of \
+bare `@@` hunks is fine). The diff may be wrapped in a markdown code fence (```diff ... ```). Every \
+hunk must match the file's current text (context found exactly, or ignoring trailing and surrounding \
+whitespace, at or near its stated line); if one does not, nothing is written and the error is \
+PatchFailed. A `--- /dev/null` diff creates the file with its `+` lines and is refused if the file \
+exists. Errors: OutsideRoot, NotFound (no such file for a non-/dev/null diff), PatchFailed (hunk \
+mismatch or malformed diff), ReadOnly.",
+        schema: || {
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "The target file: an absolute path inside the root, or relative to it."},
+                    "patch": {"type": "string", "description": "A unified diff for this one file (`@@ -a,b +c,d @@` hunks; `--- /dev/null` to create it). A markdown code fence around it is ignored."},
+                },
+                "required": ["path", "patch"],
+                "additionalProperties": false,
+            })
+        },
+        effects: WRITES,
+    },
+    Spec {
+        name: "append_file",
+        description: "Append content to the end of an existing file, exactly as given (no line break \
+is added before or after it; line breaks in `content` take the file's own style). The file is never \
+created: a missing file is NotFound (use write_file to create one). Errors: NotFound, OutsideRoot, \
+ReadOnly.",
+        schema: || {
+            path_content_schema(
+                "The file to append to: an absolute path inside the root, or relative to it.",
+                "The text to add at the end of the file.",
+            )
+        },
+        effects: Effects { read_only: false, destructive: false, idempotent: false, open_world: false },
+    },
+    Spec {
+        name: "write_file",
+        description: "Write content to a file: create it if it does not exist, or replace its whole \
+contents if it does. Missing parent directories are created. An existing file keeps its line-ending \
+style (content written with \\n becomes \\r\\n in a CRLF file) and its BOM. Errors: OutsideRoot, \
+PermissionDenied (the operating system refused), ReadOnly.",
+        schema: || {
+            path_content_schema(
+                "The file to write: an absolute path inside the root, or relative to it.",
+                "The complete new contents of the file.",
+            )
+        },
+        effects: Effects { read_only: false, destructive: true, idempotent: true, open_world: false },
+    },
+    Spec {
+        name: "create_directory",
+        description: "Create a directory and any missing parent directories. A directory that already \
+exists is not an error. Errors: OutsideRoot, ReadOnly.",
+        schema: || {
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "The directory to create: an absolute path inside the root, or relative to it."},
+                },
+                "required": ["path"],
+                "additionalProperties": false,
+            })
+        },
+        effects: Effects { read_only: false, destructive: false, idempotent: true, open_world: false },
+    },
+    Spec {
+        name: "move_file",
+        description: "Move or rename a file (or directory) within the root. Both paths are checked \
+before anything moves: if either is outside the root, nothing moves. Missing parent directories of \
+the destination are created; an existing file at the destination is replaced, as a rename does, but \
+an existing directory is never replaced. Errors: OutsideRoot (either path), NotFound (no source), \
+ReadOnly.",
+        schema: || {
+            json!({
+                "type": "object",
+                "properties": {
+                    "source": {"type": "string", "description": "What to move: an absolute path inside the root, or relative to it."},
+                    "destination": {"type": "string", "description": "Its new full path (to move a.txt into dir/, give dir/a.txt)."},
+                },
+                "required": ["source", "destination"],
+                "additionalProperties": false,
+            })
+        },
+        effects: WRITES,
+    },
+    Spec {
+        name: "run_command",
+        description: "Run an allowed command directly, with no shell: `;`, `|`, `>`, `$(...)`, `*` and \
+quotes in `args` reach the program as plain text and do nothing. The working directory is the root. \
+Allowed by default: grep, sed, awk, find, cat, head, tail, wc, sort, uniq, cut, tr, diff, file, stat, \
+ls, du, rg (mkdir and mv are not: use create_directory and move_file). Arguments that look like paths \
+(starting with / or containing ..) must resolve inside the root, and a name that exists must not be a \
+symlink leading out of it; otherwise the error is OutsideRoot and nothing is started. Options that \
+start other programs, change files or follow links out of the root (find -exec/-delete, sed -i, \
+sort -o, rg --pre, grep -R, ...) are refused as CommandNotAllowed. The result is the text \
+`exit_code: N`, `stdout:` and the output, `stderr:` and its output; a non-zero exit code is a normal \
+result, not an error. A command is stopped after 120 s (exit code 128 + signal, with a note in \
+stderr). Errors: CommandNotAllowed (the message lists the allowed commands), OutsideRoot.",
+        schema: || {
+            json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The program's bare name; it must be an allowed command."},
+                    "args": {"type": "array", "items": {"type": "string"}, "default": [], "description": "The arguments, passed as they are. Path-like arguments (starting with / or containing ..) are checked against the root before the program starts."},
+                },
+                "required": ["command"],
+                "additionalProperties": false,
+            })
+        },
+        effects: Effects { read_only: true, destructive: false, idempotent: false, open_world: false },
+    },
+];
+
+fn path_content_schema(path: &str, content: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": path},
+            "content": {"type": "string", "description": content},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": false,
+    })
+}
+
+impl Profile for Guarded {
+    fn name(&self) -> &'static str {
+        "guarded"
+    }
+
+    fn tools(&self, _config: &Config) -> Vec<ToolInfo> {
+        TOOLS
+            .iter()
+            .map(|t| ToolInfo {
+                name: t.name,
+                description: t.description,
+                input_schema: (t.schema)(),
+                effects: t.effects,
+            })
+            .collect()
+    }
+
+    fn call(&self, ctx: &Context<'_>, sink: &dyn Sink, name: &str, args: Value) -> Result<CallResult, CallError> {
+        let spec = TOOLS.iter().find(|t| t.name == name).ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
+        if ctx.config.read_only && !spec.effects.read_only {
+            let e = Error::new(
+                ErrorKind::ReadOnly,
+                format!("the server was started with --read-only; {name} changes files and is not available"),
+            );
+            return Ok(error_result(&e));
+        }
+        let result = match name {
+            "apply_patch" => parse_args(args).and_then(|a| apply_patch(ctx, a)),
+            "append_file" => parse_args(args).and_then(|a| append_file(ctx, a)),
+            "write_file" => core(ctx, "write_file", args),
+            "create_directory" => core(ctx, "mkdir", args),
+            "move_file" => move_args(args).and_then(|a| core(ctx, "move", a)),
+            "run_command" => {
+                let allowed = allowed_commands(ctx.config);
+                return Ok(match parse_args(args).and_then(|a: RunAllowedArgs| run_allowed(ctx, &a, &allowed)) {
+                    Ok(outcome) => CallResult { text: format_outcome(&outcome), structured: None, is_error: false },
+                    Err(e) => error_result(&e),
+                });
+            }
+            _ => return Err(CallError::UnknownTool(name.to_owned())),
+        };
+        Ok(match result {
+            Ok(Output::Change { plan, summary }) => match sink::apply(sink, ctx.config, ctx.vfs, &plan) {
+                Ok(_) => CallResult { text: summary, structured: None, is_error: false },
+                Err(e) => error_result(&e),
+            },
+            Ok(other) => CallResult { text: other.text(), structured: None, is_error: false },
+            Err(e) => error_result(&e),
+        })
+    }
+
+    fn error_result(&self, e: &Error) -> CallResult {
+        error_result(e)
+    }
+
+    fn follows_client_roots(&self) -> bool {
+        false
+    }
+}
+
+/// The commands `run_command` may start under `config`.
+fn allowed_commands(config: &Config) -> Vec<String> {
+    match &config.allowed_commands {
+        Some(list) => list.clone(),
+        None => DEFAULT_COMMANDS.iter().map(|s| (*s).to_owned()).collect(),
+    }
+}
+
+/// Runs core tool `name` on `args`.
+fn core(ctx: &Context<'_>, name: &str, args: Value) -> Result<Output> {
+    let tool = tools::find(name).ok_or_else(|| Error::invalid(format!("no core tool {name}")))?;
+    (tool.run)(ctx, args)
+}
+
+/// `move_file`'s arguments as the core `move` takes them: a file at the destination is replaced,
+/// as `rename` does.
+fn move_args(args: Value) -> Result<Value> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct MoveFile {
+        source: String,
+        destination: String,
+    }
+    let a: MoveFile = parse_args(args)?;
+    Ok(json!({"source": a.source, "destination": a.destination, "overwrite": true}))
+}
+
+/// The error result for `e`, in the contract's names.
+pub fn error_result(e: &Error) -> CallResult {
+    let v = json!({"error": error_name(e), "message": e.message()});
+    CallResult { text: v.to_string(), structured: None, is_error: true }
+}
+
+/// The contract's name for `e`; kinds the contract does not name keep the standard names.
+fn error_name(e: &Error) -> &'static str {
+    match e.kind() {
+        ErrorKind::PathEscape => "OutsideRoot",
+        ErrorKind::NotFound => "NotFound",
+        ErrorKind::PatchFailed => "PatchFailed",
+        ErrorKind::ReadOnly => "ReadOnly",
+        ErrorKind::CommandNotAllowed => "CommandNotAllowed",
+        ErrorKind::IoError if e.message().contains("permission denied") => "PermissionDenied",
+        kind => kind.as_str(),
+    }
+}
+
+/// Arguments of `apply_patch`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApplyPatchArgs {
+    path: String,
+    patch: String,
+}
+
+/// Plans `args.patch` onto `args.path`.
+fn apply_patch(ctx: &Context<'_>, args: ApplyPatchArgs) -> Result<Output> {
+    let path = ctx.vfs.resolve(&args.path)?;
+    let file = parse_one(&args.patch)?;
+    let n = file.hunks.len();
+    let hunks = format!("{n} hunk{}", if n == 1 { "" } else { "s" });
+    match file.change {
+        FileChange::Add { .. } => {
+            if ctx.vfs.exists(&path) {
+                return Err(Error::new(
+                    ErrorKind::PatchFailed,
+                    format!("{path}: the patch creates this file from /dev/null, but it already exists; write a diff against its current text instead"),
+                )
+                .with_path(path.given()));
+            }
+            let text = apply_hunks("", &file.hunks).map_err(|f| failed(path.given(), &f))?;
+            let summary = format!("created {path} from the patch ({hunks})");
+            Ok(Output::Change { plan: EditPlan::one(FileOp::Create { path, text, overwrite: false }), summary })
+        }
+        FileChange::Delete { .. } => Err(Error::new(
+            ErrorKind::PatchFailed,
+            "the patch deletes its file (`+++ /dev/null`); apply_patch changes or creates one file and never deletes",
+        )),
+        FileChange::Update { .. } => {
+            let meta = ctx.vfs.metadata(&path).map_err(|e| match e.kind() {
+                ErrorKind::NotFound => Error::new(
+                    ErrorKind::NotFound,
+                    format!("{path}: no such file; a patch creates a file only from a `--- /dev/null` source"),
+                )
+                .with_path(path.given()),
+                _ => e,
+            })?;
+            if meta.kind == EntryKind::Dir {
+                return Err(Error::new(ErrorKind::NotAFile, format!("{path}: is a directory, not a file"))
+                    .with_path(path.given()));
+            }
+            let text = read_editable(ctx, &path)?;
+            let new = apply_hunks(&text.text, &file.hunks).map_err(|f| failed(path.given(), &f))?;
+            let summary = format!("patched {path} ({hunks} applied)");
+            Ok(Output::Change { plan: EditPlan::edit_to(path, Base::from(text), &new), summary })
+        }
+    }
+}
+
+/// Parses a patch for one file. A diff of bare hunks gets file headers (the target is the
+/// `path` argument, so the names in a diff do not matter); a malformed diff or one over several
+/// files is `patch_failed`, the contract's error for a malformed diff.
+fn parse_one(text: &str) -> Result<FilePatch> {
+    let lines: Vec<PatchLine<'_>> = text
+        .split('\n')
+        .enumerate()
+        .map(|(i, l)| PatchLine { no: i + 1, text: l.strip_suffix('\r').unwrap_or(l) })
+        .collect();
+    let body = unfenced(&lines);
+    if body.is_empty() {
+        return Err(malformed("the patch is empty; give a unified diff"));
+    }
+    let mut files = if envelope::is_envelope(&body) {
+        envelope::parse(&body)
+    } else {
+        let mut body = body;
+        if body[0].text.starts_with("@@") {
+            let no = body[0].no;
+            body.splice(0..0, [PatchLine { no, text: "--- a/file" }, PatchLine { no, text: "+++ b/file" }]);
+        }
+        unified::parse(&body)
+    }
+    .map_err(|e| malformed(e.message()))?;
+    match files.len() {
+        1 => Ok(files.remove(0)),
+        0 => Err(malformed("the patch changes nothing")),
+        n => Err(malformed(&format!(
+            "the patch changes {n} files; apply_patch takes a diff for the one file `path` names"
+        ))),
+    }
+}
+
+/// The patch's lines without blank lines around it and without a markdown code fence.
+fn unfenced<'a>(lines: &[PatchLine<'a>]) -> Vec<PatchLine<'a>> {
+    let blank = |l: &PatchLine<'_>| l.text.trim().is_empty();
+    let fence = |l: &PatchLine<'_>| {
+        let t = l.text.trim_start();
+        t.starts_with("```") || t.starts_with("~~~")
+    };
+    let mut body: Vec<PatchLine<'a>> = lines.to_vec();
+    let trim = |b: &mut Vec<PatchLine<'a>>| {
+        while b.first().is_some_and(blank) {
+            b.remove(0);
+        }
+        while b.last().is_some_and(blank) {
+            b.pop();
+        }
+    };
+    trim(&mut body);
+    if body.first().is_some_and(fence) {
+        body.remove(0);
+        if body.last().is_some_and(|l| fence(l) && l.text.trim().chars().all(|c| c == '`' || c == '~')) {
+            body.pop();
+        }
+        trim(&mut body);
+    }
+    body
+}
+
+fn malformed(message: &str) -> Error {
+    Error::new(ErrorKind::PatchFailed, format!("malformed diff: {message}"))
+}
+
+fn failed(path: &str, f: &patch::HunkFailure) -> Error {
+    Error::new(ErrorKind::PatchFailed, f.message(path)).with_path(path)
+}
+
+/// Arguments of `append_file`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AppendArgs {
+    path: String,
+    content: String,
+}
+
+/// Plans appending `args.content` to the end of an existing file, as given (line breaks in the
+/// file's style).
+fn append_file(ctx: &Context<'_>, args: AppendArgs) -> Result<Output> {
+    let path = ctx.vfs.resolve(&args.path)?;
+    let file = read_editable(ctx, &path).map_err(|e| match e.kind() {
+        ErrorKind::NotFound => Error::new(
+            ErrorKind::NotFound,
+            format!(
+                "{path}: no such file; append_file adds to an existing file and never creates one (use write_file)"
+            ),
+        )
+        .with_path(path.given()),
+        _ => e,
+    })?;
+    let brk = LineEnding::detect(&file.text).break_for(&file.text);
+    let content = convert_breaks(&args.content, brk).into_owned();
+    let n = content.len();
+    let summary = format!("appended {n} byte{} to {path}", if n == 1 { "" } else { "s" });
+    if content.is_empty() {
+        return Ok(Output::Change { plan: EditPlan::default(), summary });
+    }
+    let at = file.text.len();
+    let plan =
+        EditPlan::one(FileOp::Edit { path, base: Base::from(file), changes: vec![TextChange::new(at, at, content)] });
+    Ok(Output::Change { plan, summary })
+}
+
+/// `run_command`'s result text.
+fn format_outcome(o: &Outcome) -> String {
+    let code = match (o.exit_code, o.signal) {
+        (Some(c), _) => c,
+        (None, Some(s)) => 128 + s,
+        (None, None) => -1,
+    };
+    let mut stderr = captured_text(&o.stderr, "stderr");
+    let note = if o.timed_out {
+        Some("tether: the command ran past its time limit and was stopped".to_owned())
+    } else if o.cancelled {
+        Some("tether: the command was cancelled and stopped".to_owned())
+    } else {
+        o.signal.map(|s| format!("tether: the command was ended by {}", signal_name(s)))
+    };
+    if let Some(note) = note {
+        if !stderr.is_empty() && !stderr.ends_with('\n') {
+            stderr.push('\n');
+        }
+        stderr.push_str(&note);
+        stderr.push('\n');
+    }
+    let stdout = captured_text(&o.stdout, "stdout");
+    format!(
+        "exit_code: {code}\nstdout:\n{stdout}{}stderr:\n{stderr}",
+        if stdout.is_empty() || stdout.ends_with('\n') { "" } else { "\n" }
+    )
+}
+
+/// A stream's text, with a note when it was cut.
+fn captured_text(c: &Captured, what: &str) -> String {
+    let mut text = c.text.clone();
+    if c.truncated {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("tether: {what} was cut after {} of its {} bytes\n", c.text.len(), c.total_bytes));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn patches_for_one_file() {
+        // The patch, and what it does (or the start of its error message).
+        let table: &[(&str, Result<&str, &str>)] = &[
+            ("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", Ok("update")),
+            ("```diff\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n```\n", Ok("update")),
+            ("\n\n~~~\n@@ -1 +1 @@\n-a\n+b\n~~~\n", Ok("update")),
+            ("@@ -1 +1 @@\n-a\n+b\n", Ok("update")),
+            ("--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+b\n", Ok("add")),
+            ("--- a/x\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n", Ok("delete")),
+            ("*** Begin Patch\n*** Update File: x\n@@\n-a\n+b\n*** End Patch\n", Ok("update")),
+            ("", Err("malformed diff: the patch is empty")),
+            ("```\n```\n", Err("malformed diff: the patch is empty")),
+            ("hello\n", Err("malformed diff: patch line 1")),
+            (
+                "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n",
+                Err("malformed diff: the patch changes 2 files"),
+            ),
+        ];
+        for (patch, want) in table {
+            let got = parse_one(patch).map(|f| match f.change {
+                FileChange::Add { .. } => "add",
+                FileChange::Delete { .. } => "delete",
+                FileChange::Update { .. } => "update",
+            });
+            match (got, want) {
+                (Ok(g), Ok(w)) => assert_eq!(g, *w, "{patch:?}"),
+                (Err(e), Err(w)) => {
+                    assert_eq!(e.kind(), ErrorKind::PatchFailed, "{patch:?}");
+                    assert!(e.message().starts_with(w), "{patch:?}: {}", e.message());
+                }
+                (got, _) => panic!("{patch:?}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn bare_hunks_keep_their_line_numbers_in_messages() {
+        let e = parse_one("\n@@ -1 +1 @@\n-a\n?b\n").expect_err("malformed");
+        assert!(e.message().contains("patch line 4"), "{}", e.message());
+    }
+
+    #[test]
+    fn error_names() {
+        let table = [
+            (Error::new(ErrorKind::PathEscape, "x"), "OutsideRoot"),
+            (Error::new(ErrorKind::NotFound, "x"), "NotFound"),
+            (Error::new(ErrorKind::PatchFailed, "x"), "PatchFailed"),
+            (Error::new(ErrorKind::ReadOnly, "x"), "ReadOnly"),
+            (Error::new(ErrorKind::CommandNotAllowed, "x"), "CommandNotAllowed"),
+            (Error::io(&std::io::Error::from(std::io::ErrorKind::PermissionDenied), "a"), "PermissionDenied"),
+            (Error::new(ErrorKind::IoError, "disk full"), "io_error"),
+            (Error::invalid("x"), "invalid_input"),
+            (Error::new(ErrorKind::NotAFile, "x"), "not_a_file"),
+        ];
+        for (e, want) in table {
+            let r = error_result(&e);
+            let v: Value = serde_json::from_str(&r.text).expect("json");
+            assert!(r.is_error);
+            assert_eq!(v["error"], want, "{e}");
+            assert_eq!(v["message"], e.message());
+        }
+    }
+
+    #[test]
+    fn command_results() {
+        let captured = |text: &str, total: u64| Captured {
+            text: text.to_owned(),
+            total_bytes: total,
+            truncated: total > text.len() as u64,
+            spill: None,
+        };
+        let outcome = |code, signal, timed_out, out: Captured, err: Captured| Outcome {
+            exit_code: code,
+            signal,
+            timed_out,
+            cancelled: false,
+            background_killed: false,
+            duration: Duration::from_millis(5),
+            stdout: out,
+            stderr: err,
+        };
+        let table = [
+            (outcome(Some(0), None, false, captured("a\n", 2), captured("", 0)), "exit_code: 0\nstdout:\na\nstderr:\n"),
+            (
+                outcome(Some(2), None, false, captured("a", 1), captured("e\n", 2)),
+                "exit_code: 2\nstdout:\na\nstderr:\ne\n",
+            ),
+            (
+                outcome(None, Some(9), true, captured("", 0), captured("", 0)),
+                "exit_code: 137\nstdout:\nstderr:\ntether: the command ran past its time limit and was stopped\n",
+            ),
+            (
+                outcome(Some(0), None, false, captured("abc", 10), captured("", 0)),
+                "exit_code: 0\nstdout:\nabc\ntether: stdout was cut after 3 of its 10 bytes\nstderr:\n",
+            ),
+        ];
+        for (o, want) in table {
+            assert_eq!(format_outcome(&o), want);
+        }
+    }
+}
