@@ -158,14 +158,15 @@ export function registerCommands(server: TetherServer): vscode.Disposable {
     const command = binary === undefined || binary.source === "PATH" ? "tether" : binary.path;
     const text = mcpConfiguration(command, folder.uri.fsPath, currentSettings());
     await vscode.env.clipboard.writeText(text);
-    const open = await vscode.window.showInformationMessage(
-      "tether: MCP configuration for Claude Code, Codex and Cursor copied.",
-      "Open",
-    );
-    if (open === "Open") {
-      const doc = await vscode.workspace.openTextDocument({ content: text, language: "markdown" });
-      await vscode.window.showTextDocument(doc);
-    }
+    // Not awaited: the message's promise settles only when the user closes it.
+    void vscode.window
+      .showInformationMessage("tether: MCP configuration for Claude Code, Codex and Cursor copied.", "Open")
+      .then(async (choice) => {
+        if (choice === "Open") {
+          const doc = await vscode.workspace.openTextDocument({ content: text, language: "markdown" });
+          await vscode.window.showTextDocument(doc);
+        }
+      });
     return text;
   };
 

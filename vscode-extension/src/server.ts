@@ -15,7 +15,6 @@ import {
   type StaticFeature,
   State,
   TextDocumentEdit,
-  TransportKind,
 } from "vscode-languageclient/node";
 
 import { candidates, describeFailure, findServer, isFile, type Lookup, probeVersion, type Source } from "./binary";
@@ -181,9 +180,9 @@ export class TetherServer implements vscode.Disposable {
       "tether",
       "tether",
       {
+        // No `transport`: stdio, without the `--stdio` argument the client would add.
         command: candidate.path,
         args,
-        transport: TransportKind.stdio,
         options: { cwd: folder?.uri.fsPath ?? os.homedir() },
       },
       {
