@@ -45,6 +45,10 @@ pub struct LspArgs {
     /// Serve only the tools that change nothing.
     #[arg(long)]
     pub read_only: bool,
+    /// Whether a buffer that was clean before a tool changed it is saved after it (the editor's
+    /// `initializationOptions.save` overrides this).
+    #[arg(long, value_enum, default_value = "clean")]
+    pub save: crate::lsp::SavePolicy,
     /// Log level for stderr (error, warn, info, debug, trace); `TETHER_LOG` takes a full filter.
     /// Warnings and errors also go to the editor (`window/logMessage`).
     #[arg(long, value_name = "LEVEL")]
@@ -238,6 +242,7 @@ fn lsp(args: LspArgs) -> ExitCode {
     let options = crate::lsp::Options {
         profile: args.profile,
         config: Config { read_only: args.read_only, ..Config::default() },
+        save: args.save,
         ..crate::lsp::Options::default()
     };
     match crate::lsp::run_stdio(options, args.log_level.as_deref()) {

@@ -5,9 +5,7 @@ mod lsp_support;
 
 use std::process::Stdio;
 
-use lsp_support::{
-    editor::did_change, editor_script, neovim_capabilities, text, ChangeOrder, Session, Strictness, PATIENCE,
-};
+use lsp_support::{editor::did_change, editor_script, text, ChangeOrder, Init, Session, Strictness, PATIENCE};
 use serde_json::json;
 use tokio::io::AsyncReadExt;
 
@@ -27,7 +25,7 @@ async fn the_binary_serves_logs_and_exits() {
     let (stdin, stdout) = (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
     let mut stderr = child.stderr.take().expect("stderr");
     let script = editor_script(Strictness::Strict, ChangeOrder::AfterAnswer);
-    let s = Session::connect(stdout, stdin, dir, neovim_capabilities(), script, true).await;
+    let s = Session::connect(stdout, stdin, dir, Init::neovim(), script, true).await;
     assert_eq!(s.init["capabilities"]["positionEncoding"], "utf-8");
 
     s.open("a.txt", "in the buffer\n");
@@ -71,7 +69,7 @@ async fn the_binary_exits_with_1_when_the_editor_leaves_without_shutdown() {
         .expect("spawn tether lsp");
     let (stdin, stdout) = (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
     let script = editor_script(Strictness::Strict, ChangeOrder::AfterAnswer);
-    let s = Session::connect(stdout, stdin, dir, neovim_capabilities(), script, true).await;
+    let s = Session::connect(stdout, stdin, dir, Init::neovim(), script, true).await;
     s.client.send(json!({"jsonrpc": "2.0", "method": "exit"}));
     let status = tokio::time::timeout(PATIENCE, child.wait()).await.expect("exits in time").expect("status");
     assert_eq!(status.code(), Some(1));

@@ -240,3 +240,38 @@ async fn too_many_calls_in_flight_are_refused() {
     assert!(text(&r).contains("buffer"));
     s.shutdown().await;
 }
+
+/// A failure interrupts the user (`window/showMessage`) only when they ran the call themselves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_are_shown_only_for_calls_the_user_made() {
+    let s = Session::start(Setup { files: FILES, options: Options::default(), ..Setup::default() }).await;
+    let missing = json!({"path": "missing.txt"});
+    let call = |interactive: Option<bool>| {
+        let mut arg = json!({"tool": "read_file", "arguments": missing});
+        if let Some(i) = interactive {
+            arg["interactive"] = json!(i);
+        }
+        s.execute("tether.callTool", vec![arg])
+    };
+    for interactive in [None, Some(false)] {
+        let r = call(interactive).await.expect("result");
+        assert_eq!(error_kind(&r).as_deref(), Some("not_found"), "{r}");
+    }
+    let ok = s.execute(
+        "tether.callTool",
+        vec![json!({"tool": "read_file", "arguments": {"path": "a.txt"}, "interactive": true})],
+    );
+    assert_eq!(ok.await.expect("result")["isError"], false);
+    s.sync().await;
+    assert!(s.client.notifications("window/showMessage").is_empty(), "no message for an assistant's call or a success");
+
+    let r = call(Some(true)).await.expect("result");
+    assert_eq!(error_kind(&r).as_deref(), Some("not_found"), "the result is the same: {r}");
+    s.client.wait_for("a showMessage", |n| n.iter().any(|m| m["method"] == "window/showMessage")).await;
+    let shown = s.client.notifications("window/showMessage");
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert_eq!(shown[0]["type"], 1, "an error");
+    let message = shown[0]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("tether read_file: ") && message.contains("missing.txt"), "{message}");
+    s.shutdown().await;
+}

@@ -117,6 +117,34 @@ async fn dirty_buffers_stay_dirty() {
     e.s.shutdown().await;
 }
 
+/// Saving can be turned off by the editor (`initializationOptions.save`) or the server's option;
+/// the edit still lands, the buffer and file differ, and the result says so. Every edit is
+/// labelled with the tool that made it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saving_can_be_turned_off_and_edits_name_their_tool() {
+    for by_editor in [true, false] {
+        let (hooks, disk) = (Arc::new(Hooks::default()), Arc::new(FsSink::default()));
+        let mut options = test_options(hooks, disk);
+        let initialization_options = if by_editor {
+            json!({"save": "never"})
+        } else {
+            options.save = tether::lsp::SavePolicy::Never;
+            Value::Null
+        };
+        let script = editor_script(Strictness::Strict, ChangeOrder::AfterAnswer);
+        let setup = Setup { files: FILES, options, script, initialization_options, ..Setup::default() };
+        let s = Session::start(setup).await;
+        s.open_from_disk("a.txt");
+        let r = plan(&s, replace_two()).await;
+        assert_eq!(destinations(&r), pairs(&[("a.txt", "buffer_not_saved")]), "by_editor={by_editor}");
+        assert_eq!(s.editor.buffer(&s.uri("a.txt")).map(|b| b.1).as_deref(), Some(EDITED));
+        assert_eq!(s.disk("a.txt"), "one\ntwo \u{1F600} tr\u{EA}s\n", "not saved");
+        assert!(s.client.server_requests("tether/saveDocuments").is_empty());
+        assert_eq!(s.client.server_requests("workspace/applyEdit")[0]["label"], "tether: plan");
+        s.shutdown().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_save_support_the_server_writes_the_same_text() {
     let mut caps = neovim_capabilities();
@@ -203,6 +231,38 @@ async fn a_lenient_editor_skipping_a_stale_edit_is_caught_and_retried() {
     assert_eq!(destinations(&r), pairs(&[("a.txt", "buffer_unsaved")]), "dirty after the user typed");
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert_eq!(e.hooks.plan_runs.load(Ordering::SeqCst), 2);
+    let want = format!("typed {EDITED}");
+    assert_eq!(s.editor.buffer(&s.uri("a.txt")).map(|b| b.1), Some(want.clone()));
+    assert_eq!(s.server_copy("a.txt").await.map(|d| d.1), Some(want));
+    e.s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_waits_for_the_late_change_that_caused_it() {
+    // A strict editor (the Neovim plugin's handler) refuses an edit because the user typed just
+    // before it arrived, and reports that keystroke only later (Neovim's 150 ms debounce). The
+    // retry must read the buffer after the keystroke, not the same stale text again.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let inner = editor_script(Strictness::Strict, ChangeOrder::AfterAnswer);
+    let counter = calls.clone();
+    let script: Script = Arc::new(move |editor, client, method, params| {
+        if method == "workspace/applyEdit" && counter.fetch_add(1, Ordering::SeqCst) == 0 {
+            let note = editor.type_text(&url_in(&params), 0, 0, "typed ");
+            let client = client.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+                client.send(note);
+            });
+            return Reply::ok(json!({"applied": false, "failureReason": "the buffer is newer than the edit"}));
+        }
+        inner(editor, client, method, params)
+    });
+    let e = start(neovim_capabilities(), script).await;
+    let s = &e.s;
+    s.open_from_disk("a.txt");
+    let r = plan(s, replace_two()).await;
+    assert_eq!(destinations(&r), pairs(&[("a.txt", "buffer_unsaved")]), "{r}");
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "refused once, then applied");
     let want = format!("typed {EDITED}");
     assert_eq!(s.editor.buffer(&s.uri("a.txt")).map(|b| b.1), Some(want.clone()));
     assert_eq!(s.server_copy("a.txt").await.map(|d| d.1), Some(want));

@@ -41,6 +41,7 @@ fn every_heading_belongs_to_a_known_section() {
         "Requests from the server to the client",
         "Requests from the client to the server",
         "Capabilities",
+        "Initialization options",
     ];
     let all: usize = sections.iter().map(|s| documented(s).len()).sum();
     let headings = DOC.lines().filter(|l| l.starts_with("### ")).count();
@@ -56,6 +57,7 @@ fn documented_names_are_the_code_constants() {
     let caps: BTreeSet<String> =
         [key(protocol::SAVE_DOCUMENTS_CAPABILITY), key(protocol::PROTOCOL_VERSION_CAPABILITY)].into();
     assert_eq!(documented("Capabilities"), caps);
+    assert_eq!(documented("Initialization options"), set(protocol::INIT_OPTIONS));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -98,7 +98,7 @@ impl Shared {
                 );
                 return (Ok(profile.error_result(&e)), false);
             };
-            let sink = EditorSink::new(shared.clone(), handle, last);
+            let sink = EditorSink::new(shared.clone(), handle, &name, last);
             let ctx = Context { vfs: &vfs, config: &shared.options.config, cancel: &cancel };
             let result = profile.call(&ctx, &sink, &name, args);
             (result, sink.wants_retry())

@@ -96,6 +96,20 @@ pub struct Options {
     pub disk: Arc<dyn Sink>,
     /// Caps and time limits.
     pub limits: Limits,
+    /// Whether buffers that were clean before an edit are saved after it (the editor's
+    /// `initializationOptions.save` overrides it).
+    pub save: SavePolicy,
+}
+
+/// What happens to a buffer that was clean before a tool changed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SavePolicy {
+    /// Save it, so that disk and buffer agree.
+    #[default]
+    Clean,
+    /// Leave it unsaved.
+    Never,
 }
 
 impl Default for Options {
@@ -106,6 +120,7 @@ impl Default for Options {
             profiles: Arc::new(profiles::by_name),
             disk: Arc::new(DiskSink),
             limits: Limits::default(),
+            save: SavePolicy::default(),
         }
     }
 }
@@ -116,6 +131,7 @@ impl std::fmt::Debug for Options {
             .field("profile", &self.profile)
             .field("config", &self.config)
             .field("limits", &self.limits)
+            .field("save", &self.save)
             .finish_non_exhaustive()
     }
 }

@@ -23,6 +23,11 @@ pub const SERVER_METHODS: &[&str] = &[DEBUG_DOCUMENT];
 /// The custom methods the server sends (server to client).
 pub const CLIENT_METHODS: &[&str] = &[SAVE_DOCUMENTS];
 
+/// `initializationOptions` key: the save policy, `"clean"` or `"never"`.
+pub const SAVE_OPTION: &str = "save";
+/// Every `initializationOptions` key the server reads.
+pub const INIT_OPTIONS: &[&str] = &[SAVE_OPTION];
+
 /// The key under `experimental` (in client and server capabilities) where tether's own
 /// capabilities live.
 pub const CAPABILITY_KEY: &str = "tether";
@@ -45,6 +50,10 @@ pub struct CallToolParams {
     /// The profile to call it in; absent means the server's `--profile`.
     #[serde(default)]
     pub profile: Option<String>,
+    /// The user invoked this call directly (a command they ran, not an assistant): a failure is
+    /// then also shown to them with `window/showMessage`.
+    #[serde(default)]
+    pub interactive: bool,
 }
 
 /// The optional argument of `tether.listTools`.

@@ -20,7 +20,7 @@ use super::capabilities::ClientCaps;
 use super::handlers;
 use super::protocol::{DebugDocument, DebugDocumentParams};
 use super::store::Store;
-use super::Options;
+use super::{Options, SavePolicy};
 use crate::profiles::Profile;
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
@@ -36,6 +36,8 @@ pub(crate) struct Shared {
     /// Admission and concurrency of tool calls.
     pub calls: Calls,
     caps: OnceLock<ClientCaps>,
+    /// The save policy the editor chose in `initializationOptions`, if any.
+    save: OnceLock<SavePolicy>,
     /// Whether `shutdown` was received.
     shut_down: AtomicBool,
     /// The workspace folders' paths as the editor named them, and the workspace over them
@@ -53,6 +55,16 @@ impl Shared {
     /// Records the client's capabilities; only `initialize` calls this, once.
     pub fn set_caps(&self, caps: ClientCaps) {
         let _ = self.caps.set(caps);
+    }
+
+    /// The save policy: the editor's choice, else the server's option.
+    pub fn save_policy(&self) -> SavePolicy {
+        self.save.get().copied().unwrap_or(self.options.save)
+    }
+
+    /// Records the editor's save policy; only `initialize` calls this, once.
+    pub fn set_save_policy(&self, save: SavePolicy) {
+        let _ = self.save.set(save);
     }
 
     /// The current workspace, if the editor opened any folder.
@@ -136,6 +148,7 @@ impl Backend {
                 options,
                 calls,
                 caps: OnceLock::new(),
+                save: OnceLock::new(),
                 shut_down: AtomicBool::new(false),
                 roots: Mutex::new((Vec::new(), None)),
                 profiles: Mutex::new(HashMap::new()),

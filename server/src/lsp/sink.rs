@@ -40,6 +40,7 @@ use super::protocol::{SaveDocuments, SaveDocumentsParams};
 use super::rollback::DiskUndo;
 use super::server::Shared;
 use super::store::{rope_eq, DocState, Expectation};
+use super::SavePolicy;
 use crate::edit::{apply_changes, minimal_changes, Base, EditPlan, FileOp, TextChange};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sink::{Applied, Destination, Sink};
@@ -50,6 +51,8 @@ use crate::workspace::SandboxPath;
 pub(crate) struct EditorSink {
     shared: Arc<Shared>,
     handle: Handle,
+    /// The `label` of the workspace edits: says which tool made them.
+    label: String,
     last_attempt: bool,
     retry: AtomicBool,
 }
@@ -87,9 +90,9 @@ impl EditorOp {
 }
 
 impl EditorSink {
-    /// A sink for one attempt; `last_attempt` words a conflict as final.
-    pub fn new(shared: Arc<Shared>, handle: Handle, last_attempt: bool) -> EditorSink {
-        EditorSink { shared, handle, last_attempt, retry: AtomicBool::new(false) }
+    /// A sink for one attempt of tool `tool`; `last_attempt` words a conflict as final.
+    pub fn new(shared: Arc<Shared>, handle: Handle, tool: &str, last_attempt: bool) -> EditorSink {
+        EditorSink { shared, handle, label: format!("tether: {tool}"), last_attempt, retry: AtomicBool::new(false) }
     }
 
     /// Whether the plan met a buffer that changed meanwhile, so that running the tool again on
@@ -212,7 +215,7 @@ impl EditorSink {
             return Ok(vec![None; ops.len()]);
         };
         let first = ops[0].path();
-        match tokio::time::timeout(limits.apply_timeout, self.shared.client.apply_edit(edit)).await {
+        match tokio::time::timeout(limits.apply_timeout, self.send_edit(edit, &self.label)).await {
             Err(_) => {
                 return Err(Error::new(
                     ErrorKind::Timeout,
@@ -230,6 +233,23 @@ impl EditorSink {
                 let reason = r.failure_reason.map(|r| format!(": {r}")).unwrap_or_default();
                 let failed = r.failed_change.and_then(|i| order.get(i as usize)).and_then(|&i| ops.get(i));
                 let path = failed.map_or(first, |op| op.path());
+                // The editor usually refuses because a buffer moved on, and it may report that
+                // change only later (Neovim waits 150 ms): let it arrive, so that the retry reads
+                // the buffer as the editor has it rather than failing on the same stale text.
+                let sent: Vec<(&std::path::Path, i32)> = match failed {
+                    Some(EditorOp::Edit(e)) => vec![(e.path.real(), e.version)],
+                    _ => ops
+                        .iter()
+                        .filter_map(|op| match op {
+                            EditorOp::Edit(e) => Some((e.path.real(), e.version)),
+                            _ => None,
+                        })
+                        .collect(),
+                };
+                if !sent.is_empty() {
+                    let deadline = tokio::time::Instant::now() + limits.verify_timeout;
+                    store.wait_any_newer(&sent, deadline).await;
+                }
                 return Err(self.stale(path, &format!("the editor refused the edit{reason}")));
             }
             Ok(Ok(_)) => {}
@@ -304,7 +324,8 @@ impl EditorSink {
             // buffer as it is after it.
             let mut watch = self.shared.store.expect(e.path.real(), e.base_text.clone());
             let limits = &self.shared.options.limits;
-            let answer = tokio::time::timeout(limits.apply_timeout, self.shared.client.apply_edit(edit)).await;
+            let label = format!("{} (taken back)", self.label);
+            let answer = tokio::time::timeout(limits.apply_timeout, self.send_edit(edit, &label)).await;
             let shown = match answer {
                 Ok(Ok(r)) if r.applied => {
                     tokio::time::timeout(limits.verify_timeout, watch.reached()).await.ok().flatten()
@@ -315,6 +336,16 @@ impl EditorSink {
                 tracing::warn!(path = %e.path.given(), "the editor did not take back an edit that landed");
             }
         }
+    }
+
+    /// Sends one `workspace/applyEdit` labelled with the tool's name.
+    async fn send_edit(
+        &self,
+        edit: WorkspaceEdit,
+        label: &str,
+    ) -> tower_lsp::jsonrpc::Result<tower_lsp::lsp_types::ApplyWorkspaceEditResponse> {
+        let params = tower_lsp::lsp_types::ApplyWorkspaceEditParams { label: Some(label.to_owned()), edit };
+        self.shared.client.send_request::<tower_lsp::lsp_types::request::ApplyWorkspaceEdit>(params).await
     }
 
     /// Saves the buffers that were clean before the edit; returns where each operation went.
@@ -339,6 +370,12 @@ impl EditorSink {
             })
             .collect();
         if to_save.is_empty() {
+            return dests;
+        }
+        if self.shared.save_policy() == SavePolicy::Never {
+            for (i, _, _) in &to_save {
+                dests[*i] = Destination::BufferNotSaved;
+            }
             return dests;
         }
         if caps.save_documents {

@@ -80,9 +80,17 @@ struct Inner {
 }
 
 /// The store of open documents, keyed by real (canonical) path.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Store {
     inner: Mutex<Inner>,
+    /// Ticks (with the clock's value) after every change, open and close, for waiters.
+    ticks: watch::Sender<u64>,
+}
+
+impl Default for Store {
+    fn default() -> Store {
+        Store { inner: Mutex::default(), ticks: watch::Sender::new(0) }
+    }
 }
 
 /// A registered expectation; dropping it unregisters it.
@@ -126,6 +134,7 @@ impl Store {
         inner.clock += 1;
         let last_change = inner.clock;
         inner.docs.insert(path, Entry { uri, doc, version, dirty, last_change });
+        self.ticks.send_replace(last_change);
     }
 
     /// Applies one `didChange`: its content changes in order, then its version. A version not
@@ -159,6 +168,7 @@ impl Store {
         entry.dirty = true;
         *clock += 1;
         entry.last_change = *clock;
+        self.ticks.send_replace(*clock);
         Ok(())
     }
 
@@ -214,6 +224,21 @@ impl Store {
             .map(|(p, e)| (p.clone(), OpenDocument { doc: e.doc.clone(), version: e.version, dirty: e.dirty }))
             .collect();
         Overlay::from_docs(docs)
+    }
+
+    /// Waits until one of `docs` (path and a version of it) has moved past that version or was
+    /// closed, at most until `deadline`; says whether one did.
+    pub async fn wait_any_newer(&self, docs: &[(&Path, i32)], deadline: tokio::time::Instant) -> bool {
+        let mut ticks = self.ticks.subscribe();
+        loop {
+            if docs.iter().any(|(path, version)| self.get(path).is_none_or(|d| d.version > *version)) {
+                return true;
+            }
+            match tokio::time::timeout_at(deadline, ticks.changed()).await {
+                Ok(Ok(())) => {}
+                _ => return false,
+            }
+        }
     }
 
     /// Starts watching for the document at `path` to pass through `text`; register before

@@ -24,6 +24,8 @@ pub enum Destination {
     BufferSaved,
     /// Applied to an open editor buffer that had unsaved changes; it stays unsaved.
     BufferUnsaved,
+    /// Applied to an open editor buffer that was clean, and not saved because saving is off.
+    BufferNotSaved,
 }
 
 impl fmt::Display for Destination {
@@ -32,6 +34,7 @@ impl fmt::Display for Destination {
             Destination::Disk => "written to disk",
             Destination::BufferSaved => "applied to the open editor buffer and saved",
             Destination::BufferUnsaved => "applied to the open editor buffer, which has unsaved changes (not saved)",
+            Destination::BufferNotSaved => "applied to the open editor buffer, not saved (saving is off)",
         })
     }
 }

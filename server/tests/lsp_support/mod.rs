@@ -100,6 +100,23 @@ pub struct Setup {
     pub script: Script,
     /// Whether `initialize` names the temp dir as a workspace folder.
     pub workspace_folder: bool,
+    /// `initializationOptions` (left out when null).
+    pub initialization_options: Value,
+}
+
+/// What the client sends in `initialize` besides its workspace folder.
+pub struct Init {
+    /// The client capabilities.
+    pub capabilities: Value,
+    /// `initializationOptions` (left out when null).
+    pub options: Value,
+}
+
+impl Init {
+    /// Neovim's capabilities and no options.
+    pub fn neovim() -> Init {
+        Init { capabilities: neovim_capabilities(), options: Value::Null }
+    }
 }
 
 impl Default for Setup {
@@ -111,6 +128,7 @@ impl Default for Setup {
             concurrency: tether::lsp::CONCURRENCY_LEVEL,
             script: editor_script(Strictness::Strict, ChangeOrder::BeforeAnswer),
             workspace_folder: true,
+            initialization_options: Value::Null,
         }
     }
 }
@@ -243,7 +261,8 @@ impl Session {
             tower_lsp::Server::new(server_read, server_write, socket).concurrency_level(level).serve(service).await;
         });
         let (read, write) = tokio::io::split(client_io);
-        Session::connect(read, write, dir, setup.capabilities, setup.script, setup.workspace_folder).await
+        let init = Init { capabilities: setup.capabilities, options: setup.initialization_options };
+        Session::connect(read, write, dir, init, setup.script, setup.workspace_folder).await
     }
 
     /// Initializes a server reachable through `read`/`write` (in-process or a child process),
@@ -252,7 +271,7 @@ impl Session {
         read: R,
         mut write: W,
         dir: tempfile::TempDir,
-        capabilities: Value,
+        init: Init,
         script: Script,
         workspace_folder: bool,
     ) -> Session
@@ -281,7 +300,10 @@ impl Session {
         };
         let editor = Arc::new(Editor::default());
         spawn_reader(read, client.clone(), editor.clone(), script);
-        let mut params = json!({"processId": null, "rootUri": null, "capabilities": capabilities});
+        let mut params = json!({"processId": null, "rootUri": null, "capabilities": init.capabilities});
+        if !init.options.is_null() {
+            params["initializationOptions"] = init.options;
+        }
         if workspace_folder {
             let uri = Url::from_file_path(dir.path()).expect("uri");
             params["workspaceFolders"] = json!([{"uri": uri, "name": "w"}]);

@@ -147,6 +147,7 @@ pub fn applied_json(applied: &Applied) -> Value {
                 Destination::Disk => "disk",
                 Destination::BufferSaved => "buffer_saved",
                 Destination::BufferUnsaved => "buffer_unsaved",
+                Destination::BufferNotSaved => "buffer_not_saved",
             };
             json!({"path": path, "destination": dest})
         })

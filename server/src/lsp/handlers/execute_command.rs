@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tower_lsp::jsonrpc::{Error as RpcError, Result as RpcResult};
 use tower_lsp::lsp_types::ExecuteCommandParams;
+use tower_lsp::lsp_types::MessageType;
 
 use crate::lsp::progress::Progress;
 use crate::lsp::protocol::{self, CallToolParams, ListToolsParams};
@@ -48,12 +49,25 @@ async fn call_tool(shared: &Arc<Shared>, params: ExecuteCommandParams) -> RpcRes
     // Dropping this future (the client cancelled the request) tells the tool to stop.
     let cancel = Cancel::default();
     let _stop_on_drop = CancelOnDrop(cancel.clone());
+    let tool = args.tool.clone();
     let result = shared.call_tool(profile, args.tool, args.arguments, cancel).await;
     let message = match &result {
         Ok(r) if r.is_error => "failed",
         _ => "done",
     };
     progress.finish(message).await;
+    // Only a user who ran the command themselves is interrupted with a failure; an assistant
+    // reads it in the result.
+    if args.interactive {
+        let failure = match &result {
+            Ok(r) if r.is_error => Some(r.text.clone()),
+            Ok(_) => None,
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(text) = failure {
+            shared.client.show_message(MessageType::ERROR, format!("tether {tool}: {text}")).await;
+        }
+    }
     match result {
         Ok(r) => Ok(call_tool_result(r)),
         Err(e) => Err(RpcError {

@@ -6,12 +6,16 @@ use tower_lsp::lsp_types::{InitializeParams, InitializeResult, ServerInfo};
 use crate::lsp::capabilities::{server_capabilities, ClientCaps};
 use crate::lsp::convert::path_of;
 use crate::lsp::server::Shared;
+use crate::lsp::{protocol, SavePolicy};
 
 /// Records the client's capabilities and roots, and answers the server's capabilities.
 pub(crate) fn handle(shared: &Shared, params: InitializeParams) -> RpcResult<InitializeResult> {
     let caps = ClientCaps::new(&params.capabilities);
     shared.set_caps(caps);
     shared.set_roots(roots(&params));
+    if let Some(save) = save_policy(params.initialization_options.as_ref()) {
+        shared.set_save_policy(save);
+    }
     Ok(InitializeResult {
         capabilities: server_capabilities(&caps),
         server_info: Some(ServerInfo {
@@ -19,6 +23,18 @@ pub(crate) fn handle(shared: &Shared, params: InitializeParams) -> RpcResult<Ini
             version: Some(env!("CARGO_PKG_VERSION").to_owned()),
         }),
     })
+}
+
+/// `initializationOptions.save` (`"clean"` or `"never"`); another value is logged and ignored.
+fn save_policy(options: Option<&serde_json::Value>) -> Option<SavePolicy> {
+    let value = options?.get(protocol::SAVE_OPTION)?;
+    match serde_json::from_value(value.clone()) {
+        Ok(save) => Some(save),
+        Err(_) => {
+            tracing::warn!(%value, "initializationOptions.save must be \"clean\" or \"never\"; keeping the server's setting");
+            None
+        }
+    }
 }
 
 /// The workspace folders, else the root URI, else the (older) root path.

@@ -1,0 +1,35 @@
+-- tether as a `vim.lsp.Config`, for `vim.lsp.enable("tether")` on Neovim 0.11 and newer.
+--
+-- This file is data: it starts nothing and loads nothing. The handlers and the root finder are
+-- thin wrappers that load the plugin's modules only when the client needs them, so that the
+-- strict `workspace/applyEdit` handler and `tether/saveDocuments` work even for users who never
+-- call `require("tether").setup()`.
+
+---@type vim.lsp.Config
+return {
+  cmd = { "tether", "lsp" },
+  -- No `filetypes`: tether serves every file buffer.
+  root_markers = { ".git", ".hg", ".jj", ".svn" },
+  -- Buffers without a file name get no client (on_dir is not called).
+  root_dir = function(bufnr, on_dir)
+    local root = require("tether.config").root_dir(bufnr)
+    if root then
+      on_dir(root)
+    end
+  end,
+  capabilities = {
+    experimental = { tether = { saveDocuments = true } },
+  },
+  init_options = { save = "clean" },
+  handlers = {
+    ["workspace/applyEdit"] = function(...)
+      return require("tether.apply_edit").handler(...)
+    end,
+    ["tether/saveDocuments"] = function(...)
+      return require("tether.save_documents").handler(...)
+    end,
+    ["window/logMessage"] = function(...)
+      return require("tether.log").handler(...)
+    end,
+  },
+}

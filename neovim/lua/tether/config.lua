@@ -1,0 +1,200 @@
+-- The plugin's options: defaults, validation, and the `vim.lsp.Config` they make.
+
+local M = {}
+
+---@alias tether.SavePolicy "clean"|"never"
+---@alias tether.LogLevel "error"|"warn"|"info"|"debug"|"trace"
+
+---Options of `require("tether").setup()`. Every field is optional.
+---@class tether.Options
+---@field binary? string The `tether` executable: a path or a name looked up on `PATH` (default `"tether"`).
+---@field profile? string The tool profile calls use when they name none (default: the server's, `standard`).
+---@field read_only? boolean Serve only the tools that change nothing (default `false`).
+---@field save? tether.SavePolicy Save a buffer that was clean before a tool changed it (`"clean"`, the default) or never (`"never"`).
+---@field log_level? tether.LogLevel The server's log level (default: the server's, `warn`).
+---@field filetypes? string[] Filetypes to attach to; `nil` (the default) means every file buffer.
+---@field root_markers? string[] Files or directories that mark a workspace root.
+---@field highlight? integer|false How long, in milliseconds, changed text stays highlighted (default 1500); `false` turns it off.
+---@field notify? boolean Name the tool and the files in a message after each change (default `true`).
+
+---@class tether.ResolvedOptions
+---@field binary string
+---@field profile? string
+---@field read_only boolean
+---@field save tether.SavePolicy
+---@field log_level? tether.LogLevel
+---@field filetypes? string[]
+---@field root_markers string[]
+---@field highlight integer|false
+---@field notify boolean
+
+---@type tether.ResolvedOptions
+M.defaults = {
+  binary = "tether",
+  profile = nil,
+  read_only = false,
+  save = "clean",
+  log_level = nil,
+  filetypes = nil,
+  root_markers = { ".git", ".hg", ".jj", ".svn" },
+  highlight = 1500,
+  notify = true,
+}
+
+---Every option's name (the defaults leave some unset).
+M.names = {
+  "binary",
+  "profile",
+  "read_only",
+  "save",
+  "log_level",
+  "filetypes",
+  "root_markers",
+  "highlight",
+  "notify",
+}
+
+---The options in force: the defaults until `setup()` replaces them.
+---@type tether.ResolvedOptions
+M.options = vim.deepcopy(M.defaults)
+
+---@param v any
+---@param values string[]
+---@return boolean
+local function one_of(v, values)
+  return v == nil or vim.tbl_contains(values, v)
+end
+
+---Raises an error that names the option and what it must be.
+---@param name string
+---@param ok boolean
+---@param expected string
+local function check(name, ok, expected)
+  if not ok then
+    error(("tether: option %s must be %s"):format(name, expected), 0)
+  end
+end
+
+---Checks `opts` and merges them over the defaults. Raises an error naming the bad option.
+---@param opts? tether.Options
+---@return tether.ResolvedOptions
+function M.resolve(opts)
+  opts = opts or {}
+  check("opts", type(opts) == "table", "a table")
+  check("binary", opts.binary == nil or type(opts.binary) == "string", "a string")
+  check("profile", opts.profile == nil or type(opts.profile) == "string", "a string")
+  check("read_only", opts.read_only == nil or type(opts.read_only) == "boolean", "a boolean")
+  check("save", one_of(opts.save, { "clean", "never" }), '"clean" or "never"')
+  check(
+    "log_level",
+    one_of(opts.log_level, { "error", "warn", "info", "debug", "trace" }),
+    '"error", "warn", "info", "debug" or "trace"'
+  )
+  check("filetypes", opts.filetypes == nil or vim.islist(opts.filetypes), "a list of filetypes")
+  check("root_markers", opts.root_markers == nil or vim.islist(opts.root_markers), "a list of names")
+  local hl = opts.highlight
+  check("highlight", hl == nil or hl == false or (type(hl) == "number" and hl >= 0), "false or milliseconds")
+  check("notify", opts.notify == nil or type(opts.notify) == "boolean", "a boolean")
+  for key in pairs(opts) do
+    if not vim.tbl_contains(M.names, key) then
+      error(("tether: unknown option %q"):format(tostring(key)), 0)
+    end
+  end
+  return vim.tbl_extend("force", vim.deepcopy(M.defaults), opts)
+end
+
+---The full path of the `tether` executable, or `nil` and why not.
+---@param binary? string
+---@return string? path
+---@return string? reason
+function M.find_binary(binary)
+  binary = vim.fn.expand(binary or M.options.binary)
+  local path = vim.fn.exepath(binary)
+  if path == "" then
+    if binary:find("/", 1, true) then
+      return nil, ("%s is not an executable file"):format(binary)
+    end
+    return nil, ("%s is not on PATH"):format(binary)
+  end
+  return path
+end
+
+---The command that starts the server.
+---@param options tether.ResolvedOptions
+---@return string[]
+function M.cmd(options)
+  local cmd = { M.find_binary(options.binary) or options.binary, "lsp" }
+  if options.profile then
+    vim.list_extend(cmd, { "--profile", options.profile })
+  end
+  if options.read_only then
+    table.insert(cmd, "--read-only")
+  end
+  if options.log_level then
+    vim.list_extend(cmd, { "--log-level", options.log_level })
+  end
+  return cmd
+end
+
+---The workspace root for a file buffer: the nearest folder holding a root marker, else the
+---current directory when the file is inside it, else the file's own directory. `nil` for a buffer
+---that is not a file (no name, or a special `buftype`).
+---@param bufnr integer
+---@return string?
+function M.root_dir(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == "" or vim.bo[bufnr].buftype ~= "" or name:match("^%a[%w+.-]*://") then
+    return nil
+  end
+  local root = vim.fs.root(bufnr, M.options.root_markers)
+  if root then
+    return root
+  end
+  local cwd = assert(vim.uv.cwd())
+  local dir = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(name, ":p")))
+  if dir == cwd or vim.startswith(dir, cwd .. "/") then
+    return cwd
+  end
+  return dir
+end
+
+---The settings `setup()` lays over `lsp/tether.lua`.
+---@param options tether.ResolvedOptions
+---@return vim.lsp.Config
+function M.overrides(options)
+  return {
+    cmd = M.cmd(options),
+    filetypes = options.filetypes,
+    root_markers = options.root_markers,
+    init_options = { save = options.save },
+  }
+end
+
+---The data of `lsp/tether.lua`, loaded from the runtime path.
+---@return vim.lsp.Config
+function M.base()
+  local file = vim.api.nvim_get_runtime_file("lsp/tether.lua", false)[1]
+  assert(file, "tether: lsp/tether.lua is not on the runtime path")
+  return dofile(file)
+end
+
+---The complete client configuration, for `vim.lsp.start()`: `lsp/tether.lua` with the options
+---laid over it, capabilities merged with Neovim's own, and a fixed `root_dir` for `bufnr`.
+---@param options tether.ResolvedOptions
+---@param bufnr integer
+---@return vim.lsp.ClientConfig
+function M.client_config(options, bufnr)
+  local config = vim.tbl_deep_extend("force", M.base(), M.overrides(options))
+  config.name = "tether"
+  config.root_dir = M.root_dir(bufnr) or assert(vim.uv.cwd())
+  config.workspace_folders = {
+    { uri = vim.uri_from_fname(config.root_dir), name = config.root_dir },
+  }
+  config.capabilities =
+    vim.tbl_deep_extend("force", vim.lsp.protocol.make_client_capabilities(), config.capabilities or {})
+  config.filetypes = nil
+  config.root_markers = nil
+  return config
+end
+
+return M

@@ -1,0 +1,160 @@
+"""A real Neovim, headless, with tether lsp attached through tests/nvim/init.lua, driven over
+its msgpack-rpc socket with pynvim."""
+
+import os
+import pathlib
+import subprocess
+import time
+
+import pynvim
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+PATIENCE = 30.0
+
+
+def tether_bin() -> str:
+    path = os.environ.get("TETHER_BIN") or str(REPO / "target" / "release" / "tether")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"tether binary not found at {path}; build it with cargo build --release or set TETHER_BIN")
+    return path
+
+
+def nvim_bin() -> str:
+    path = os.environ.get("TETHER_NVIM", "nvim")
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        pytest.fail(f"no Neovim at {path} ({e}); scripts/test installs one, or set TETHER_NVIM")
+    if not out.startswith("NVIM v0.1") and not out.startswith("NVIM v1"):
+        pytest.fail(f"Neovim 0.10 or newer is needed, {path} is {out.splitlines()[0]}")
+    return path
+
+
+def wait_until(what: str, check, timeout: float = PATIENCE):
+    """Polls `check` until it returns something truthy; fails naming `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+class Editor:
+    """One Neovim process with tether attached to its buffers."""
+
+    def __init__(self, root: pathlib.Path, home: pathlib.Path, first_file: str):
+        self.root = root
+        sock = home / "nvim.sock"
+        env = dict(os.environ, TETHER_BIN=tether_bin(), TETHER_ROOT=str(root), TETHER_LOG="warn")
+        for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+            (home / var).mkdir()
+            env[var] = str(home / var)
+        self.log = open(home / "nvim.stderr", "w")
+        self.proc = subprocess.Popen(
+            [nvim_bin(), "--headless", "-u", str(HERE / "init.lua"), "-i", "NONE", "--listen", str(sock), first_file],
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self.log,
+        )
+        self.nvim = wait_until("Neovim's socket", lambda: self._attach(sock))
+        self.calls = 0
+        self.wait_attached()
+
+    def _attach(self, sock: pathlib.Path):
+        if self.proc.poll() is not None:
+            pytest.fail(f"Neovim exited with {self.proc.returncode}; see {self.log.name}")
+        if not sock.exists():
+            return None
+        try:
+            return pynvim.attach("socket", path=str(sock))
+        except OSError:
+            return None  # the file exists before Neovim listens on it
+
+    def lua(self, code: str, *args):
+        return self.nvim.exec_lua(code, *args)
+
+    def wait_attached(self):
+        wait_until(
+            "tether to attach to the buffer",
+            lambda: self.lua(
+                "local c = vim.lsp.get_clients({bufnr = 0, name = 'tether'})[1]"
+                " return c ~= nil and c.initialized == true"
+            ),
+        )
+
+    def start_call(self, tool: str, arguments: dict) -> int:
+        self.calls += 1
+        self.lua("_G.tether_call(...)", self.calls, tool, arguments)
+        return self.calls
+
+    def result(self, call_id: int) -> dict:
+        answer = wait_until(
+            f"the answer to tool call {call_id}", lambda: self.lua("return _G.tether_results[...]", call_id)
+        )
+        assert answer.get("err") is None, f"JSON-RPC error: {answer['err']}"
+        return answer["result"]
+
+    def call(self, tool: str, **arguments) -> dict:
+        return self.result(self.start_call(tool, arguments))
+
+    def lines(self) -> list[str]:
+        return self.nvim.current.buffer[:]
+
+    def text(self) -> str:
+        return "\n".join(self.lines()) + "\n"
+
+    def modified(self) -> bool:
+        return bool(self.nvim.current.buffer.options["modified"])
+
+    def type_at(self, row: int, col: int, chars: str):
+        """Types `chars` in insert mode at 1-based `row`, 0-based byte `col`, as keystrokes."""
+        line = self.nvim.current.buffer[row - 1].encode()
+        if line and col >= len(line):
+            # Normal mode cannot rest after the last character: append after it instead.
+            last = len(line.decode()[:-1].encode())
+            self.nvim.current.window.cursor = (row, last)
+            keys = "a" + chars + "<Esc>"
+        else:
+            self.nvim.current.window.cursor = (row, col)
+            keys = "i" + chars + "<Esc>"
+        self.nvim.feedkeys(self.nvim.replace_termcodes(keys), "nx", False)
+
+    def close(self):
+        try:
+            self.nvim.command("qa!")
+        except Exception:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+def text_of(result: dict) -> str:
+    return "".join(c["text"] for c in result["content"] if c["type"] == "text")
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    root = tmp_path / "root"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "main.py").write_text("def main():\n    return 1\n")
+    (root / "notes.txt").write_text("alpha\nbeta\ngamma\n")
+    return root
+
+
+@pytest.fixture
+def editor(workspace, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    e = Editor(workspace, home, "src/main.py")
+    yield e
+    e.close()

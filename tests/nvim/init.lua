@@ -1,0 +1,73 @@
+-- The smallest Neovim configuration that runs tether: `tether lsp` for every file buffer,
+-- started with `vim.lsp.start`, announcing and answering `tether/saveDocuments`. The end-to-end
+-- tests load it with `-u`; it keeps Neovim's own `workspace/applyEdit` handler, so tether's
+-- verification of edits is what keeps buffers right.
+local bin = assert(vim.env.TETHER_BIN, "TETHER_BIN names the tether binary")
+local root = assert(vim.env.TETHER_ROOT, "TETHER_ROOT names the workspace folder")
+
+vim.o.swapfile = false
+vim.o.undolevels = 10000
+-- Keystrokes typed by the tests land exactly as typed: no automatic indenting or wrapping.
+vim.cmd("filetype plugin indent off")
+vim.o.autoindent = false
+vim.o.textwidth = 0
+
+local capabilities = vim.tbl_deep_extend(
+  "force",
+  vim.lsp.protocol.make_client_capabilities(),
+  { experimental = { tether = { saveDocuments = true } } }
+)
+
+--- `tether/saveDocuments`: write each listed buffer as `:write` would, answer which were saved.
+local function save_documents(_, params)
+  local saved = {}
+  for _, uri in ipairs(params.uris or {}) do
+    local buf = vim.uri_to_bufnr(uri)
+    if vim.api.nvim_buf_is_loaded(buf) then
+      local ok = pcall(vim.api.nvim_buf_call, buf, function()
+        vim.cmd("silent write")
+      end)
+      if ok then
+        table.insert(saved, uri)
+      end
+    end
+  end
+  return { saved = saved }
+end
+
+--- Neovim's own `workspace/applyEdit` handler, counting the edits tether sends.
+_G.tether_apply_edits = 0
+local function counted_apply_edit(...)
+  _G.tether_apply_edits = _G.tether_apply_edits + 1
+  return vim.lsp.handlers["workspace/applyEdit"](...)
+end
+
+vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
+  callback = function(args)
+    if vim.bo[args.buf].buftype ~= "" then
+      return
+    end
+    vim.lsp.start({
+      name = "tether",
+      cmd = { bin, "lsp" },
+      root_dir = root,
+      capabilities = capabilities,
+      handlers = { ["tether/saveDocuments"] = save_documents, ["workspace/applyEdit"] = counted_apply_edit },
+    }, { bufnr = args.buf })
+  end,
+})
+
+-- Test hooks: start a tool call without blocking Neovim's loop, and collect its answer.
+_G.tether_results = {}
+
+--- Starts `tether.callTool` for `tool` with `arguments`; the answer lands in tether_results[id].
+function _G.tether_call(id, tool, arguments)
+  local client = vim.lsp.get_clients({ name = "tether" })[1]
+  assert(client, "no tether client")
+  client:request("workspace/executeCommand", {
+    command = "tether.callTool",
+    arguments = { { tool = tool, arguments = arguments } },
+  }, function(err, result)
+    _G.tether_results[id] = { err = err and err.message or nil, result = result }
+  end)
+end

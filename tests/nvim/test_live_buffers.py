@@ -1,0 +1,100 @@
+"""tether lsp in a real Neovim: tools see unsaved buffers, edits land in buffers with undo, the
+disk is touched only when the buffer was clean, and interleaved typing is never lost."""
+
+import random
+
+from conftest import text_of, wait_until
+
+MAIN = "def main():\n    return 1\n"
+
+
+def disk(editor, rel: str) -> str:
+    return (editor.root / rel).read_text()
+
+
+def test_unsaved_change_is_seen_by_read_file_and_grep(editor):
+    editor.type_at(2, 12, " + 41  # unsaved")
+    assert editor.modified()
+    read = editor.call("read_file", path="src/main.py")
+    assert read["isError"] is False, read
+    assert "return 1 + 41  # unsaved" in text_of(read)
+    found = editor.call("grep", pattern="unsaved", output_mode="content")
+    assert found["isError"] is False, found
+    assert "src/main.py" in text_of(found) and "41  # unsaved" in text_of(found)
+    assert disk(editor, "src/main.py") == MAIN, "nothing was written"
+
+
+def test_edit_lands_in_a_dirty_buffer_undo_restores_it_and_disk_is_untouched(editor):
+    editor.type_at(1, 0, "# typed\n")
+    typed = editor.text()
+    assert typed == "# typed\n" + MAIN
+    r = editor.call("edit_file", path="src/main.py", old_string="return 1", new_string="return 2")
+    assert r["isError"] is False, r
+    assert "unsaved" in text_of(r), text_of(r)
+    assert editor.text() == "# typed\ndef main():\n    return 2\n"
+    assert editor.modified()
+    assert disk(editor, "src/main.py") == MAIN, "the dirty buffer's file is untouched"
+    editor.nvim.command("normal! u")
+    assert editor.text() == typed, "one `u` takes the tool's edit back, and only it"
+
+
+def test_edit_in_a_clean_buffer_is_saved(editor):
+    assert not editor.modified()
+    r = editor.call("edit_file", path="src/main.py", old_string="return 1", new_string="return 3")
+    assert r["isError"] is False, r
+    assert "saved" in text_of(r) and "unsaved" not in text_of(r), text_of(r)
+    assert editor.text() == "def main():\n    return 3\n"
+    wait_until("the saved file", lambda: disk(editor, "src/main.py") == "def main():\n    return 3\n")
+    assert not editor.modified(), "saved through tether/saveDocuments"
+    editor.nvim.command("normal! u")
+    assert editor.text() == MAIN, "undo still works after the save"
+
+
+def test_closed_file_changes_go_to_disk(editor):
+    r = editor.call("edit_file", path="notes.txt", old_string="beta", new_string="BETA")
+    assert r["isError"] is False, r
+    assert disk(editor, "notes.txt") == "alpha\nBETA\ngamma\n"
+    assert editor.text() == MAIN, "the open buffer is not involved"
+
+
+def test_typing_interleaved_with_tool_edits_loses_nothing(editor):
+    """200 rounds: a tool edit starts, keystrokes land anywhere in the buffer while it is on its
+    way, and at the end every keystroke and every successful edit is there, nothing else."""
+    rng = random.Random(20261123)
+    rounds = 200
+    # Marker lines the tool edits, with lines between them that the user types into.
+    model = []
+    for i in range(rounds):
+        model.append(f"typing {i}:")
+        model.append(f"<<M{i}>>")
+    editor.nvim.current.buffer[:] = model
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789 ,.;(){}=+-*/éß中😀"
+    succeeded = 0
+    for i in range(rounds):
+        call = editor.start_call(
+            "edit_file", {"path": "src/main.py", "old_string": f"<<M{i}>>", "new_string": f"<<E{i}>>"}
+        )
+        for _ in range(rng.randrange(0, 4)):
+            row = 2 * rng.randrange(rounds)  # a typing line, 0-based
+            line = model[row]
+            col_chars = rng.randrange(len(line) + 1)
+            ch = rng.choice(alphabet)
+            col_bytes = len(line[:col_chars].encode())
+            editor.type_at(row + 1, col_bytes, ch)
+            model[row] = line[:col_chars] + ch + line[col_chars:]
+        r = editor.result(call)
+        if r["isError"]:
+            assert '"conflict"' in text_of(r), text_of(r)
+        else:
+            succeeded += 1
+            model[2 * i + 1] = f"<<E{i}>>"
+        assert editor.lines() == model, f"round {i}: the buffer differs from the keystrokes and edits made"
+    assert succeeded == rounds, f"only {succeeded} of {rounds} edits succeeded (each had 3 attempts)"
+    # Some edits were overtaken by typing and sent again: the race really happened.
+    sent = editor.lua("return _G.tether_apply_edits")
+    print(f"{rounds} tool edits took {sent} workspace edits")
+    assert sent > rounds, "no edit was ever overtaken by typing; the test did not exercise the race"
+    # tether's copy agrees with Neovim's buffer.
+    read = editor.call("read_file", path="src/main.py", limit=2 * rounds + 5)
+    numbered = [line.split("\t", 1)[1] for line in text_of(read).splitlines() if "\t" in line]
+    assert numbered[: len(model)] == model
