@@ -105,7 +105,7 @@ export function registerCommands(server: TetherServer): vscode.Disposable {
       }
       args = JSON.parse(input) as Record<string, unknown>;
     }
-    const result = await server.callTool({ tool: toolName, arguments: args });
+    const result = await server.callTool({ tool: toolName, arguments: args, interactive: true });
     const header = `tether ${toolName} ${JSON.stringify(args)}${result.isError === true ? "  (error)" : ""}`;
     await results.show(`${toolName} result`, `${header}\n\n${resultText(result)}\n`);
     return result;
@@ -124,10 +124,14 @@ export function registerCommands(server: TetherServer): vscode.Disposable {
         return undefined;
       }
     }
-    const result = await server.callTool({ tool: "grep", arguments: { pattern, output_mode: "content" } });
+    // Interactive: the server shows a failure (a bad pattern) to the user itself.
+    const result = await server.callTool({
+      tool: "grep",
+      arguments: { pattern, output_mode: "content" },
+      interactive: true,
+    });
     const text = resultText(result);
     if (result.isError === true) {
-      void vscode.window.showErrorMessage(`tether grep: ${text}`);
       return { matches: [] };
     }
     const matches = parseGrepContent(text);

@@ -13,6 +13,8 @@ import { createStatusItem } from "./status";
 export interface TetherApi {
   readonly server: TetherServer;
   readonly mcp: TetherMcpProvider;
+  /** The status bar item. */
+  readonly status: vscode.StatusBarItem;
 }
 
 export function activate(context: vscode.ExtensionContext): TetherApi {
@@ -20,12 +22,13 @@ export function activate(context: vscode.ExtensionContext): TetherApi {
   const trace = vscode.window.createOutputChannel("tether LSP trace");
   const server = new TetherServer(context.extensionPath, log, trace);
   const mcp = new TetherMcpProvider(server);
+  const status = createStatusItem(server);
   context.subscriptions.push(
     log,
     trace,
     server,
     mcp,
-    createStatusItem(server),
+    status.disposable,
     registerCommands(server),
     registerMcpProvider(mcp),
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -36,7 +39,7 @@ export function activate(context: vscode.ExtensionContext): TetherApi {
     }),
   );
   void server.start();
-  return { server, mcp };
+  return { server, mcp, status: status.item };
 }
 
 export function deactivate(): void {

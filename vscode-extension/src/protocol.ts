@@ -22,6 +22,8 @@ export interface CallToolParams {
   readonly tool: string;
   readonly arguments?: Record<string, unknown>;
   readonly profile?: string;
+  /** The user ran this call directly: the server also shows a failure with `window/showMessage`. */
+  readonly interactive?: boolean;
 }
 
 /** The result of `tether.callTool`, shaped as an MCP `CallToolResult`. */
@@ -50,6 +52,15 @@ export function resultText(result: CallToolResult): string {
     .filter((c) => c.type === "text")
     .map((c) => c.text ?? "")
     .join("\n");
+}
+
+/**
+ * The count of standing changes after one more applied edit: the server labels its edits
+ * `tether: TOOL`, and `tether: TOOL (taken back)` the edit that undoes one that did not show up
+ * as expected (before it retries the call).
+ */
+export function countChange(count: number, label: string | undefined): number {
+  return label?.endsWith("(taken back)") === true ? Math.max(0, count - 1) : count + 1;
 }
 
 /** The client capabilities tether reads under `experimental.tether`. */

@@ -23,6 +23,7 @@ import {
   type CallToolParams,
   type CallToolResult,
   CLIENT_CAPABILITIES,
+  countChange,
   LIST_TOOLS,
   type ListToolsResult,
   SAVE_DOCUMENTS,
@@ -99,7 +100,10 @@ export class TetherServer implements vscode.Disposable {
     return this._settings;
   }
 
-  /** How many workspace edits from tether this client has applied in this session. */
+  /**
+   * How many changes from tether stand in this session: workspace edits applied, less those the
+   * server took back (it takes back an edit that never showed up as expected, then retries).
+   */
   get appliedChanges(): number {
     return this._appliedChanges;
   }
@@ -299,7 +303,7 @@ export class TetherServer implements vscode.Disposable {
       }
       const applied = await vscode.workspace.applyEdit(edit);
       if (applied) {
-        this._appliedChanges += 1;
+        this._appliedChanges = countChange(this._appliedChanges, params.label);
         this._lastChange = params.label;
         this.changed.fire();
       }

@@ -22,7 +22,7 @@ const WORDS = {
 } as const;
 
 /** Creates the item and keeps it in step with the server. */
-export function createStatusItem(server: TetherServer): vscode.Disposable {
+export function createStatusItem(server: TetherServer): { item: vscode.StatusBarItem; disposable: vscode.Disposable } {
   const item = vscode.window.createStatusBarItem("tether.status", vscode.StatusBarAlignment.Left, 0);
   item.name = "tether";
   item.command = "tether.showLog";
@@ -48,5 +48,5 @@ export function createStatusItem(server: TetherServer): vscode.Disposable {
   };
   update();
   const listener = server.onDidChange(update);
-  return vscode.Disposable.from(item, listener);
+  return { item, disposable: vscode.Disposable.from(item, listener) };
 }

@@ -131,12 +131,12 @@ describe("tether in VS Code", () => {
     assert.equal(result.isError, false, text(result));
     const changed = "def greet():\n    return 'hello, tether'\n";
     await waitFor("the edit in the document", () => doc.getText() === changed);
-    assert.equal(api.server.appliedChanges, before + 1, "the status bar counts the change");
+    assert.equal(api.server.appliedChanges, before + 1, "the change is counted");
+    assert.equal(api.server.lastChange, "tether: edit_file", "the server labels its edit with the tool");
+    assert.equal(api.status.text, `$(check) tether $(edit) ${before + 1}`);
+    assert.match(typeof api.status.tooltip === "string" ? api.status.tooltip : "", /last: tether: edit_file/);
     await waitFor("the document to be saved", () => !doc.isDirty && fs.readFileSync(doc.uri.fsPath, "utf8") === changed);
     assert.match(text(result), /applied to the open editor buffer and saved/);
-    if (api.server.lastChange !== undefined) {
-      assert.equal(api.server.lastChange, "tether: edit_file");
-    }
 
     await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One });
     await vscode.commands.executeCommand("undo");
@@ -161,6 +161,36 @@ describe("tether in VS Code", () => {
     await waitFor("the edit in the document", () => doc.getText() === "<!-- typed -->\n# Draft\n\nnew words\n");
     assert.ok(doc.isDirty);
     assert.equal(fs.readFileSync(doc.uri.fsPath, "utf8"), "# Draft\n\nold words\n", "the disk is untouched");
+  });
+
+  it("with tether.save set to never, the server restarts and a changed clean document stays unsaved", async () => {
+    const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration("tether");
+    const restarted = async (save: string, old: unknown): Promise<void> => {
+      await waitFor(
+        `a restart with save ${save}`,
+        () => api.server.state === "running" && api.server.settings.save === save && api.server.languageClient !== old,
+        60_000,
+      );
+    };
+    let old = api.server.languageClient;
+    await config().update("save", "never", vscode.ConfigurationTarget.Global);
+    try {
+      await restarted("never", old);
+      const editor = await openFile("policy.txt", "alpha\n");
+      const doc = editor.document;
+      const result = await callTool("edit_file", { path: "policy.txt", old_string: "alpha", new_string: "beta" });
+      assert.equal(result.isError, false, text(result));
+      // The server read the policy from initializationOptions: it says why it did not save.
+      assert.match(text(result), /not saved \(saving is off\)/);
+      await waitFor("the edit in the document", () => doc.getText() === "beta\n");
+      assert.ok(doc.isDirty, "the document is left unsaved");
+      assert.equal(fs.readFileSync(doc.uri.fsPath, "utf8"), "alpha\n");
+      await doc.save();
+    } finally {
+      old = api.server.languageClient;
+      await config().update("save", undefined, vscode.ConfigurationTarget.Global);
+      await restarted("clean", old);
+    }
   });
 
   it("the MCP server definition starts tether mcp, which answers tools/list", async () => {

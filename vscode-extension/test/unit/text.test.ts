@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 
 import { parseGrepContent } from "../../src/grepResults";
 import { mcpConfiguration, shellQuote } from "../../src/mcpConfig";
-import { argumentsTemplate, resultText } from "../../src/protocol";
+import { argumentsTemplate, countChange, resultText } from "../../src/protocol";
 import { DEFAULTS } from "../../src/settings";
 
 describe("parseGrepContent", () => {
@@ -43,6 +43,15 @@ describe("argumentsTemplate", () => {
     };
     assert.equal(argumentsTemplate(tool), '{"path":"","limit":0,"all":false,"edits":[]}');
     assert.equal(argumentsTemplate({ name: "none" }), "{}");
+  });
+});
+
+describe("countChange", () => {
+  it("counts an edit and takes a take-back off, never below zero", () => {
+    assert.equal(countChange(0, "tether: edit_file"), 1);
+    assert.equal(countChange(2, undefined), 3);
+    assert.equal(countChange(3, "tether: edit_file (taken back)"), 2);
+    assert.equal(countChange(0, "tether: edit_file (taken back)"), 0);
   });
 });
 
