@@ -68,6 +68,7 @@ export class TetherServer implements vscode.Disposable {
   private clientListeners: { dispose(): void }[] = [];
   private _state: ServerState = "stopped";
   private _binary: Binary | undefined;
+  private _lookup: Lookup | undefined;
   private _settings: Settings = currentSettings();
   private _appliedChanges = 0;
   private _lastChange: string | undefined;
@@ -93,6 +94,11 @@ export class TetherServer implements vscode.Disposable {
   /** The binary found by the last start, if any. */
   get binary(): Binary | undefined {
     return this._binary;
+  }
+
+  /** The last binary lookup: what was found and every candidate that failed before it. */
+  get lookup(): Lookup | undefined {
+    return this._lookup;
   }
 
   /** The settings the server was started with. */
@@ -154,6 +160,7 @@ export class TetherServer implements vscode.Disposable {
     const settings = currentSettings();
     this._settings = settings;
     const lookup = await this.findBinary(settings);
+    this._lookup = lookup;
     for (const f of lookup.failures) {
       this.log.appendLine(`[tether] skipped ${f.candidate.path} (${f.candidate.source}): ${f.reason}`);
     }

@@ -193,6 +193,54 @@ describe("tether in VS Code", () => {
     }
   });
 
+  it("a tether.server.path that does not work is reported and the next binary in the order is used", async () => {
+    const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration("tether");
+    const bundled = path.join(vscode.extensions.getExtension("tether.tether")?.extensionPath ?? "", "server", "tether");
+    const missing = path.join(root, "no-such-tether");
+    let old = api.server.languageClient;
+    // Machine-overridable: a workspace value overrides the machine settings the runner wrote.
+    await config().update("server.path", missing, vscode.ConfigurationTarget.Workspace);
+    try {
+      await waitFor(
+        "a restart after the lookup",
+        () => api.server.settings.serverPath === missing && (api.server.state === "running" || api.server.state === "notFound"),
+        60_000,
+      );
+      assert.deepEqual(api.server.lookup?.failures[0], {
+        candidate: { path: missing, source: "setting" },
+        reason: "no such file",
+      });
+      if (fs.existsSync(bundled)) {
+        // scripts/test packages the VSIX first, which puts the binary in the extension.
+        await waitFor("the bundled binary to run", () => api.server.state === "running", 60_000);
+        assert.equal(api.server.binary?.source, "bundled");
+        assert.equal(api.server.binary.path, bundled);
+      } else {
+        assert.equal(api.server.state, "notFound");
+        assert.equal(api.server.binary, undefined);
+      }
+    } finally {
+      old = api.server.languageClient;
+      await config().update("server.path", undefined, vscode.ConfigurationTarget.Workspace);
+      await waitFor(
+        "a restart with the binary under test",
+        () =>
+          api.server.state === "running" &&
+          api.server.binary?.source === "setting" &&
+          api.server.languageClient !== old,
+        60_000,
+      );
+    }
+  });
+
+  it("Copy MCP Configuration gives the snippets for this folder", async () => {
+    const copied = await vscode.commands.executeCommand<string | undefined>("tether.copyMcpConfiguration");
+    assert.ok(copied);
+    assert.ok(copied.includes(`claude mcp add tether -- ${tetherBin} mcp --root ${root} --profile standard`), copied);
+    assert.ok(copied.includes("[mcp_servers.tether]"), copied);
+    assert.ok(copied.includes('"mcpServers"'), copied);
+  });
+
   it("the MCP server definition starts tether mcp, which answers tools/list", async () => {
     const contributed = (
       vscode.extensions.getExtension("tether.tether")?.packageJSON as {
