@@ -3,11 +3,16 @@
 //
 // Environment: NODE24 and CODE_SERVER (from scripts/setup), TETHER_BIN (the binary under test),
 // TETHER_ARTIFACTS (where the screenshot and logs go; default .vscode-test/artifacts).
+//
+//   node scripts/run-e2e.mjs               the extension under development, with tether.server.path
+//                                          set to $TETHER_BIN
+//   node scripts/run-e2e.mjs --vsix FILE   the VSIX installed as a user would, no setting: its
+//                                          bundled binary runs
 // The tests run inside VS Code's extension host (test/e2e/index.ts), write their results to a
 // file, and ask for a screenshot through a handshake folder; this script prints
 // `N passed, N failed, N skipped` and exits non-zero unless every test passed.
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
@@ -30,6 +35,8 @@ const codeServer = need("CODE_SERVER");
 const tetherBin = fs.realpathSync(need("TETHER_BIN"));
 const artifacts = path.resolve(process.env.TETHER_ARTIFACTS || path.join(here, ".vscode-test", "artifacts"));
 const browserPath = process.env.CHROMIUM || "/usr/bin/chromium";
+const vsixAt = process.argv.indexOf("--vsix");
+const vsix = vsixAt > 0 ? path.resolve(process.argv[vsixAt + 1] ?? "") : undefined;
 const startTimeoutMs = 240_000;
 const runTimeoutMs = 900_000;
 
@@ -54,8 +61,9 @@ const settings = JSON.stringify(
     "update.mode": "none",
     "window.restoreWindows": "none",
     "files.autoSave": "off",
-    // The binary under test, through the first place the lookup order checks.
-    "tether.server.path": tetherBin,
+    // The binary under test, through the first place the lookup order checks (the VSIX run
+    // uses the binary it bundles instead).
+    ...(vsix === undefined ? { "tether.server.path": tetherBin } : {}),
   },
   null,
   2,
@@ -64,6 +72,29 @@ const settings = JSON.stringify(
 fs.writeFileSync(path.join(dataDir, "User", "settings.json"), settings);
 fs.writeFileSync(path.join(dataDir, "Machine", "settings.json"), settings);
 fs.writeFileSync(path.join(workspace, "README.md"), "# A workspace for tether's VS Code tests\n");
+
+// The VSIX run installs the extension as `code --install-extension` would, and loads the tests
+// beside an empty extension under development (a test run needs one).
+let developmentPath = here;
+if (vsix !== undefined) {
+  const install = spawnSync(
+    path.join(node24, "bin", "node"),
+    [path.join(codeServer, "out", "node", "entry.js"), "--install-extension", vsix, "--extensions-dir", extensionsDir,
+      "--user-data-dir", dataDir],
+    { encoding: "utf8", env: { ...process.env, XDG_CONFIG_HOME: tmp, XDG_DATA_HOME: tmp }, timeout: 300_000 },
+  );
+  if (install.status !== 0) {
+    console.error(`run-e2e: installing ${vsix} failed:\n${install.stdout}${install.stderr}`);
+    process.exit(1);
+  }
+  console.log(install.stdout.trim());
+  developmentPath = path.join(tmp, "test-host");
+  fs.mkdirSync(developmentPath);
+  fs.writeFileSync(
+    path.join(developmentPath, "package.json"),
+    JSON.stringify({ name: "tether-test-host", publisher: "tether", version: "0.0.0", engines: { vscode: "*" } }),
+  );
+}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -124,6 +155,7 @@ const server = spawn(
       TETHER_BIN: tetherBin,
       TETHER_TEST_RESULTS: resultsFile,
       TETHER_TEST_HANDSHAKE: handshake,
+      TETHER_TEST_SOURCE: vsix === undefined ? "setting" : "bundled",
     },
   },
 );
@@ -192,7 +224,7 @@ try {
   });
   const remote = `vscode-remote://127.0.0.1:${port}`;
   const payload = [
-    ["extensionDevelopmentPath", `${remote}${here}`],
+    ["extensionDevelopmentPath", `${remote}${developmentPath}`],
     ["extensionTestsPath", `${remote}${path.join(here, "out", "test", "e2e", "index")}`],
   ];
   const url = `${base}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;

@@ -1,5 +1,9 @@
 // End-to-end tests in a real VS Code with the freshly built tether ($TETHER_BIN). They run in
 // order, in one window; each polls with a timeout for what it waits on, never a fixed sleep.
+//
+// Two setups run them (scripts/run-e2e.mjs): the extension under development with
+// `tether.server.path` set to $TETHER_BIN, and the VSIX installed as a user would, with no
+// setting, so that its bundled copy of $TETHER_BIN runs ($TETHER_TEST_SOURCE=bundled).
 
 import * as assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
@@ -52,8 +56,13 @@ async function screenshot(name: string): Promise<void> {
 }
 
 const tetherBin = process.env.TETHER_BIN ?? "";
+/** Where the binary in use is expected to come from: the setting, or the VSIX's bundle. */
+const expectedSource = process.env.TETHER_TEST_SOURCE === "bundled" ? "bundled" : "setting";
 let api: TetherApi;
 let root: string;
+/** The binary the extension bundles, and the one it is expected to run. */
+let bundled: string;
+let expectedPath: string;
 
 async function openFile(rel: string, content: string): Promise<vscode.TextEditor> {
   const file = path.join(root, rel);
@@ -71,6 +80,8 @@ describe("tether in VS Code", () => {
     const folder = vscode.workspace.workspaceFolders?.[0];
     assert.ok(folder, "the window has a workspace folder");
     root = folder.uri.fsPath;
+    bundled = path.join(ext.extensionPath, "server", "tether");
+    expectedPath = expectedSource === "bundled" ? bundled : tetherBin;
   });
 
   it("activates and runs tether lsp with the freshly built binary", async () => {
@@ -78,10 +89,11 @@ describe("tether in VS Code", () => {
     await waitFor("the server to run", () => api.server.state === "running" || undefined, 120_000);
     const binary = api.server.binary;
     assert.ok(binary);
-    assert.equal(fs.realpathSync(binary.path), fs.realpathSync(tetherBin));
-    assert.equal(binary.source, "setting");
+    assert.equal(binary.path, expectedPath);
+    assert.equal(binary.source, expectedSource);
     const expected = execFileSync(tetherBin, ["--version"], { encoding: "utf8" }).trim();
     assert.equal(`tether ${binary.version}`, expected);
+    assert.equal(fs.statSync(binary.path).size, fs.statSync(tetherBin).size, "the binary is the one under test");
     const client = api.server.languageClient;
     assert.ok(client !== undefined && client.isRunning());
     const caps = client.initializeResult?.capabilities as { experimental?: { tether?: { protocolVersion?: number } } };
@@ -195,7 +207,6 @@ describe("tether in VS Code", () => {
 
   it("a tether.server.path that does not work is reported and the next binary in the order is used", async () => {
     const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration("tether");
-    const bundled = path.join(vscode.extensions.getExtension("tether.tether")?.extensionPath ?? "", "server", "tether");
     const missing = path.join(root, "no-such-tether");
     let old = api.server.languageClient;
     // Machine-overridable: a workspace value overrides the machine settings the runner wrote.
@@ -211,7 +222,7 @@ describe("tether in VS Code", () => {
         reason: "no such file",
       });
       if (fs.existsSync(bundled)) {
-        // scripts/test packages the VSIX first, which puts the binary in the extension.
+        // scripts/test packages the VSIX first, which puts the binary in the extension folder.
         await waitFor("the bundled binary to run", () => api.server.state === "running", 60_000);
         assert.equal(api.server.binary?.source, "bundled");
         assert.equal(api.server.binary.path, bundled);
@@ -226,7 +237,7 @@ describe("tether in VS Code", () => {
         "a restart with the binary under test",
         () =>
           api.server.state === "running" &&
-          api.server.binary?.source === "setting" &&
+          api.server.binary?.source === expectedSource &&
           api.server.languageClient !== old,
         60_000,
       );
@@ -236,7 +247,7 @@ describe("tether in VS Code", () => {
   it("Copy MCP Configuration gives the snippets for this folder", async () => {
     const copied = await vscode.commands.executeCommand<string | undefined>("tether.copyMcpConfiguration");
     assert.ok(copied);
-    assert.ok(copied.includes(`claude mcp add tether -- ${tetherBin} mcp --root ${root} --profile standard`), copied);
+    assert.ok(copied.includes(`claude mcp add tether -- ${expectedPath} mcp --root ${root} --profile standard`), copied);
     assert.ok(copied.includes("[mcp_servers.tether]"), copied);
     assert.ok(copied.includes('"mcpServers"'), copied);
   });
@@ -256,7 +267,7 @@ describe("tether in VS Code", () => {
     const def = definitions[0];
     assert.ok(def);
     assert.equal(def.label, "tether");
-    assert.equal(fs.realpathSync(def.command), fs.realpathSync(tetherBin));
+    assert.equal(def.command, expectedPath);
     assert.deepEqual(def.args.slice(0, 3), ["mcp", "--root", root]);
     assert.equal(def.cwd?.fsPath, root);
 
