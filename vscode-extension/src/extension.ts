@@ -1,0 +1,47 @@
+// The extension's entry point: starts `tether lsp` for the window, registers the commands, the
+// status bar item and the MCP server definition provider.
+
+import * as vscode from "vscode";
+
+import { registerCommands } from "./commands";
+import { registerMcpProvider, TetherMcpProvider } from "./mcp";
+import { currentSettings, TetherServer } from "./server";
+import { needsRestart } from "./settings";
+import { createStatusItem } from "./status";
+
+/** What `activate` returns: the extension's parts, for other extensions and for the tests. */
+export interface TetherApi {
+  readonly server: TetherServer;
+  readonly mcp: TetherMcpProvider;
+  /** The status bar item. */
+  readonly status: vscode.StatusBarItem;
+}
+
+export function activate(context: vscode.ExtensionContext): TetherApi {
+  const log = vscode.window.createOutputChannel("tether");
+  const trace = vscode.window.createOutputChannel("tether LSP trace");
+  const server = new TetherServer(context.extensionPath, log, trace);
+  const mcp = new TetherMcpProvider(server);
+  const status = createStatusItem(server);
+  context.subscriptions.push(
+    log,
+    trace,
+    server,
+    mcp,
+    status.disposable,
+    registerCommands(server),
+    registerMcpProvider(mcp),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("tether") && needsRestart(server.settings, currentSettings())) {
+        log.appendLine("[tether] settings changed; restarting the server");
+        void server.restart();
+      }
+    }),
+  );
+  void server.start();
+  return { server, mcp, status: status.item };
+}
+
+export function deactivate(): void {
+  // The subscriptions stop the server.
+}

@@ -1,0 +1,359 @@
+// The `tether lsp` client: finds the binary, starts and restarts the language client, answers
+// tether's requests (`tether/saveDocuments`) and counts the changes tether applies.
+
+import * as os from "node:os";
+
+import * as vscode from "vscode";
+import {
+  ApplyWorkspaceEditRequest,
+  type ApplyWorkspaceEditParams,
+  type ApplyWorkspaceEditResult,
+  type ClientCapabilities,
+  ExecuteCommandRequest,
+  type FeatureState,
+  LanguageClient,
+  type StaticFeature,
+  State,
+  TextDocumentEdit,
+} from "vscode-languageclient/node";
+
+import { candidates, describeFailure, findServer, isFile, type Lookup, probeVersion, type Source } from "./binary";
+import {
+  CALL_TOOL,
+  type CallToolParams,
+  type CallToolResult,
+  CLIENT_CAPABILITIES,
+  countChange,
+  LIST_TOOLS,
+  type ListToolsResult,
+  SAVE_DOCUMENTS,
+  type SaveDocumentsParams,
+  type SaveDocumentsResult,
+  type ToolInfo,
+} from "./protocol";
+import { initializationOptions, lspArgs, readSettings, type Settings } from "./settings";
+
+/** What the status bar shows. */
+export type ServerState = "starting" | "running" | "stopped" | "failed" | "notFound";
+
+/** The binary in use. */
+export interface Binary {
+  readonly path: string;
+  readonly version: string;
+  readonly source: Source;
+}
+
+/** Reads the `tether.*` settings. */
+export function currentSettings(): Settings {
+  const config = vscode.workspace.getConfiguration("tether");
+  return readSettings((key) => config.get(key));
+}
+
+/** Announces `experimental.tether.saveDocuments` in the client capabilities. */
+class TetherCapabilities implements StaticFeature {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+    capabilities.experimental = { ...experimental, tether: { ...CLIENT_CAPABILITIES } };
+  }
+  initialize(): void {}
+  getState(): FeatureState {
+    return { kind: "static" };
+  }
+  clear(): void {}
+}
+
+/** One `tether lsp` for this window, restartable. */
+export class TetherServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private clientListeners: { dispose(): void }[] = [];
+  private _state: ServerState = "stopped";
+  private _binary: Binary | undefined;
+  private _lookup: Lookup | undefined;
+  private _settings: Settings = currentSettings();
+  private _appliedChanges = 0;
+  private _lastChange: string | undefined;
+  /** Edits are applied one after the other, in the order the server sent them. */
+  private editQueue: Promise<unknown> = Promise.resolve();
+  private starting: Promise<void> | undefined;
+  private readonly changed = new vscode.EventEmitter<void>();
+
+  /** Fires when the state, the binary or the change count changes. */
+  readonly onDidChange = this.changed.event;
+
+  constructor(
+    private readonly extensionPath: string,
+    /** The `tether` output channel: the extension's messages and the server's log. */
+    readonly log: vscode.OutputChannel,
+    private readonly trace: vscode.OutputChannel,
+  ) {}
+
+  get state(): ServerState {
+    return this._state;
+  }
+
+  /** The binary found by the last start, if any. */
+  get binary(): Binary | undefined {
+    return this._binary;
+  }
+
+  /** The last binary lookup: what was found and every candidate that failed before it. */
+  get lookup(): Lookup | undefined {
+    return this._lookup;
+  }
+
+  /** The settings the server was started with. */
+  get settings(): Settings {
+    return this._settings;
+  }
+
+  /**
+   * How many changes from tether stand in this session: workspace edits applied, less those the
+   * server took back (it takes back an edit that never showed up as expected, then retries).
+   */
+  get appliedChanges(): number {
+    return this._appliedChanges;
+  }
+
+  /** The label of the last applied edit (`tether: edit_file`). */
+  get lastChange(): string | undefined {
+    return this._lastChange;
+  }
+
+  /** The language client while one exists (for tests and diagnostics). */
+  get languageClient(): LanguageClient | undefined {
+    return this.client;
+  }
+
+  private setState(state: ServerState): void {
+    this._state = state;
+    this.changed.fire();
+  }
+
+  /** Looks the binary up in the documented order (setting, bundled, PATH). */
+  async findBinary(settings: Settings = currentSettings()): Promise<Lookup> {
+    const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === "file");
+    const list = candidates({
+      setting: settings.serverPath,
+      extensionPath: this.extensionPath,
+      envPath: process.env.PATH,
+      platform: process.platform,
+      home: os.homedir(),
+      workspaceFolder: folder?.uri.fsPath,
+      isFile,
+    });
+    return findServer(list, probeVersion());
+  }
+
+  /** Starts the server unless it is running or starting. */
+  start(): Promise<void> {
+    this.starting ??= this.doStart().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client !== undefined) {
+      return;
+    }
+    this.setState("starting");
+    const settings = currentSettings();
+    this._settings = settings;
+    const lookup = await this.findBinary(settings);
+    this._lookup = lookup;
+    for (const f of lookup.failures) {
+      this.log.appendLine(`[tether] skipped ${f.candidate.path} (${f.candidate.source}): ${f.reason}`);
+    }
+    if (lookup.found === undefined) {
+      this._binary = undefined;
+      this.setState("notFound");
+      const message = describeFailure(lookup);
+      this.log.appendLine(`[tether] ${message}`);
+      void this.notify("error", message, "Open Settings", "Show Log");
+      return;
+    }
+    const { candidate, version } = lookup.found;
+    this._binary = { path: candidate.path, version, source: candidate.source };
+    const badSetting = lookup.failures.find((f) => f.candidate.source === "setting");
+    if (badSetting !== undefined) {
+      void this.notify(
+        "warning",
+        `tether: tether.server.path (${badSetting.candidate.path}) does not work: ${badSetting.reason}. ` +
+          `Using ${candidate.path} instead.`,
+        "Open Settings",
+      );
+    }
+    const args = lspArgs(settings);
+    this.log.appendLine(`[tether] starting ${candidate.path} ${args.join(" ")} (tether ${version}, ${candidate.source})`);
+
+    const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === "file");
+    const client = new LanguageClient(
+      "tether",
+      "tether",
+      {
+        // No `transport`: stdio, without the `--stdio` argument the client would add.
+        command: candidate.path,
+        args,
+        options: { cwd: folder?.uri.fsPath ?? os.homedir() },
+      },
+      {
+        // Every file: tools read any open document's unsaved text.
+        documentSelector: [{ scheme: "file" }],
+        outputChannel: this.log,
+        traceOutputChannel: this.trace,
+        initializationOptions: initializationOptions(settings),
+      },
+    );
+    client.registerFeature(new TetherCapabilities());
+    // Registered before start, these replace the client's own handlers once it is initialized.
+    client.onRequest(SAVE_DOCUMENTS, (params: SaveDocumentsParams) => this.saveDocuments(client, params));
+    client.onRequest(ApplyWorkspaceEditRequest.type, (params) => this.applyEdit(client, params));
+    this.clientListeners.push(
+      client.onDidChangeState((e) => {
+        if (this.client !== client) {
+          return;
+        }
+        if (e.newState === State.Running) {
+          this.setState("running");
+        } else if (e.newState === State.Starting) {
+          this.setState("starting");
+        } else {
+          this.setState("stopped");
+        }
+      }),
+    );
+    this.client = client;
+    try {
+      await client.start();
+      this.setState("running");
+    } catch (e) {
+      this.log.appendLine(`[tether] the server did not start: ${e instanceof Error ? e.message : String(e)}`);
+      this.setState("failed");
+      void this.notify("error", "tether: the server did not start; see the log.", "Show Log");
+    }
+  }
+
+  /** Stops the server (and forgets the client). */
+  async stop(): Promise<void> {
+    await this.starting?.catch(() => undefined);
+    const client = this.client;
+    this.client = undefined;
+    for (const d of this.clientListeners.splice(0)) {
+      d.dispose();
+    }
+    if (client !== undefined) {
+      try {
+        await client.dispose(5_000);
+      } catch (e) {
+        this.log.appendLine(`[tether] stopping the server: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    this.setState("stopped");
+  }
+
+  /** Stops and starts again with the current settings. */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  private runningClient(): LanguageClient {
+    const client = this.client;
+    if (client === undefined || !client.isRunning()) {
+      throw new Error(
+        this._state === "notFound"
+          ? "tether is not running: no working tether binary was found"
+          : `tether is not running (${this._state})`,
+      );
+    }
+    return client;
+  }
+
+  /** Runs one tool through `tether.callTool`. */
+  async callTool(params: CallToolParams): Promise<CallToolResult> {
+    const client = this.runningClient();
+    return (await client.sendRequest(ExecuteCommandRequest.type, {
+      command: CALL_TOOL,
+      arguments: [params],
+    })) as CallToolResult;
+  }
+
+  /** The tools of the server's profile, through `tether.listTools`. */
+  async listTools(): Promise<ToolInfo[]> {
+    const client = this.runningClient();
+    const result = (await client.sendRequest(ExecuteCommandRequest.type, {
+      command: LIST_TOOLS,
+      arguments: [],
+    })) as ListToolsResult;
+    return result.tools;
+  }
+
+  /**
+   * `workspace/applyEdit`, as the client's own handler does it (with its version check), plus
+   * the count of applied changes the status bar shows.
+   */
+  private applyEdit(client: LanguageClient, params: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult> {
+    const run = async (): Promise<ApplyWorkspaceEditResult> => {
+      const edit = await client.protocol2CodeConverter.asWorkspaceEdit(params.edit);
+      for (const change of params.edit.documentChanges ?? []) {
+        if (!TextDocumentEdit.is(change) || change.textDocument.version === null) {
+          continue;
+        }
+        const uri = client.protocol2CodeConverter.asUri(change.textDocument.uri).toString();
+        const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri);
+        if (doc !== undefined && doc.version !== change.textDocument.version) {
+          return {
+            applied: false,
+            failureReason: `${uri} is at version ${doc.version}, the edit is for version ${change.textDocument.version}`,
+          };
+        }
+      }
+      const applied = await vscode.workspace.applyEdit(edit);
+      if (applied) {
+        this._appliedChanges = countChange(this._appliedChanges, params.label);
+        this._lastChange = params.label;
+        this.changed.fire();
+      }
+      return { applied };
+    };
+    const result = this.editQueue.then(run, run);
+    this.editQueue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** `tether/saveDocuments`: saves the listed documents, unless the save policy is `never`. */
+  private async saveDocuments(client: LanguageClient, params: SaveDocumentsParams): Promise<SaveDocumentsResult> {
+    if (currentSettings().save === "never") {
+      return { saved: [] };
+    }
+    const saved: string[] = [];
+    for (const uri of params.uris) {
+      const doc = vscode.workspace.textDocuments.find(
+        (d) => client.code2ProtocolConverter.asUri(d.uri) === uri || d.uri.toString() === uri,
+      );
+      if (doc === undefined) {
+        continue;
+      }
+      // A document that is not dirty already matches its file.
+      if (!doc.isDirty || (await doc.save())) {
+        saved.push(uri);
+      }
+    }
+    return { saved };
+  }
+
+  private async notify(kind: "error" | "warning", message: string, ...actions: string[]): Promise<void> {
+    const show = kind === "error" ? vscode.window.showErrorMessage : vscode.window.showWarningMessage;
+    const choice = await show(message, ...actions);
+    if (choice === "Open Settings") {
+      await vscode.commands.executeCommand("workbench.action.openSettings", "tether.server.path");
+    } else if (choice === "Show Log") {
+      this.log.show(true);
+    }
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,83 @@
+// The extension's settings and what they become: `tether lsp` arguments, initialization options
+// and `tether mcp` arguments. Pure (no `vscode` import) so that unit tests can run it.
+
+/** When tether saves the documents it changed (`initializationOptions.save`). */
+export type SavePolicy = "clean" | "never";
+
+/** The server's stderr log level (`--log-level`). */
+export type LogLevel = "error" | "warn" | "info" | "debug" | "trace";
+
+const SAVE_POLICIES: readonly SavePolicy[] = ["clean", "never"];
+const LOG_LEVELS: readonly LogLevel[] = ["error", "warn", "info", "debug", "trace"];
+
+/** The settings under `tether.`, read and checked. */
+export interface Settings {
+  /** `tether.server.path`: empty for the bundled binary, then PATH. */
+  readonly serverPath: string;
+  /** `tether.profile`. */
+  readonly profile: string;
+  /** `tether.readOnly`. */
+  readonly readOnly: boolean;
+  /** `tether.save`. */
+  readonly save: SavePolicy;
+  /** `tether.server.logLevel`. */
+  readonly logLevel: LogLevel;
+}
+
+/** The defaults, as `package.json` declares them. */
+export const DEFAULTS: Settings = {
+  serverPath: "",
+  profile: "standard",
+  readOnly: false,
+  save: "clean",
+  logLevel: "warn",
+};
+
+/** Reads one setting by its key under `tether.` (`server.path`, `profile`, ...). */
+export type Get = (key: string) => unknown;
+
+/** Reads the settings; a value of the wrong type or outside its choices falls back to the default. */
+export function readSettings(get: Get): Settings {
+  const text = (key: string, fallback: string): string => {
+    const v = get(key);
+    return typeof v === "string" && v.trim() !== "" ? v.trim() : fallback;
+  };
+  const oneOf = <T extends string>(key: string, choices: readonly T[], fallback: T): T => {
+    const v = get(key);
+    return choices.find((c) => c === v) ?? fallback;
+  };
+  const readOnly = get("readOnly");
+  return {
+    serverPath: text("server.path", DEFAULTS.serverPath),
+    profile: text("profile", DEFAULTS.profile),
+    readOnly: typeof readOnly === "boolean" ? readOnly : DEFAULTS.readOnly,
+    save: oneOf("save", SAVE_POLICIES, DEFAULTS.save),
+    logLevel: oneOf("server.logLevel", LOG_LEVELS, DEFAULTS.logLevel),
+  };
+}
+
+/** The arguments of `tether lsp`. */
+export function lspArgs(s: Settings): string[] {
+  return ["lsp", "--profile", s.profile, ...(s.readOnly ? ["--read-only"] : []), "--log-level", s.logLevel];
+}
+
+/** The `initializationOptions` sent in `initialize`. */
+export function initializationOptions(s: Settings): { save: SavePolicy } {
+  return { save: s.save };
+}
+
+/** The arguments of `tether mcp` serving one workspace folder. */
+export function mcpArgs(s: Settings, folder: string): string[] {
+  return ["mcp", "--root", folder, "--profile", s.profile, ...(s.readOnly ? ["--read-only"] : [])];
+}
+
+/** Whether a change from one set of settings to another needs the server restarted. */
+export function needsRestart(before: Settings, after: Settings): boolean {
+  return (
+    before.serverPath !== after.serverPath ||
+    before.profile !== after.profile ||
+    before.readOnly !== after.readOnly ||
+    before.save !== after.save ||
+    before.logLevel !== after.logLevel
+  );
+}

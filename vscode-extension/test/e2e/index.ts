@@ -1,0 +1,40 @@
+// The entry VS Code loads as `extensionTestsPath`: runs the Mocha suites in the extension host
+// and writes the results to $TETHER_TEST_RESULTS for the runner (scripts/run-e2e.mjs), which
+// cannot see this process's console.
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+import Mocha from "mocha";
+
+interface Outcome {
+  title: string;
+  ms?: number;
+  error?: string;
+}
+
+export async function run(): Promise<void> {
+  const mocha = new Mocha({ ui: "bdd", timeout: 180_000, color: false, reporter: "dot" });
+  mocha.addFile(path.join(__dirname, "extension.test.js"));
+  const results = { passed: [] as Outcome[], failed: [] as Outcome[], skipped: [] as Outcome[] };
+  await new Promise<void>((resolve) => {
+    const runner = mocha.run(() => {
+      resolve();
+    });
+    runner.on("pass", (t) => results.passed.push({ title: t.fullTitle(), ms: t.duration ?? 0 }));
+    runner.on("pending", (t) => results.skipped.push({ title: t.fullTitle() }));
+    runner.on("fail", (t, err: unknown) =>
+      results.failed.push({
+        title: t.fullTitle(),
+        error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      }),
+    );
+  });
+  const file = process.env.TETHER_TEST_RESULTS;
+  if (file !== undefined) {
+    fs.writeFileSync(file, JSON.stringify(results));
+  }
+  if (results.failed.length > 0) {
+    throw new Error(`${results.failed.length} tests failed`);
+  }
+}

@@ -1,0 +1,89 @@
+// Settings and what they become: lsp arguments, initialization options, mcp arguments.
+
+import * as assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import {
+  DEFAULTS,
+  initializationOptions,
+  lspArgs,
+  mcpArgs,
+  needsRestart,
+  readSettings,
+  type Settings,
+} from "../../src/settings";
+
+const from = (values: Record<string, unknown>): Settings => readSettings((key) => values[key]);
+
+describe("readSettings", () => {
+  it("gives the defaults when nothing is set", () => {
+    assert.deepEqual(from({}), DEFAULTS);
+    assert.deepEqual(DEFAULTS, { serverPath: "", profile: "standard", readOnly: false, save: "clean", logLevel: "warn" });
+  });
+
+  it("reads every setting", () => {
+    assert.deepEqual(
+      from({
+        "server.path": " /opt/tether ",
+        profile: "coder",
+        readOnly: true,
+        save: "never",
+        "server.logLevel": "debug",
+      }),
+      { serverPath: "/opt/tether", profile: "coder", readOnly: true, save: "never", logLevel: "debug" },
+    );
+  });
+
+  it("falls back to the default for a value of the wrong type or outside its choices", () => {
+    assert.deepEqual(
+      from({ "server.path": 3, profile: "", readOnly: "yes", save: "always", "server.logLevel": "loud" }),
+      DEFAULTS,
+    );
+  });
+});
+
+describe("server arguments", () => {
+  it("maps profile, read-only and log level to tether lsp's flags", () => {
+    assert.deepEqual(lspArgs(DEFAULTS), ["lsp", "--profile", "standard", "--log-level", "warn"]);
+    assert.deepEqual(lspArgs({ ...DEFAULTS, profile: "coder", readOnly: true, logLevel: "trace" }), [
+      "lsp",
+      "--profile",
+      "coder",
+      "--read-only",
+      "--log-level",
+      "trace",
+    ]);
+  });
+
+  it("passes the save policy as initializationOptions", () => {
+    assert.deepEqual(initializationOptions(DEFAULTS), { save: "clean" });
+    assert.deepEqual(initializationOptions({ ...DEFAULTS, save: "never" }), { save: "never" });
+  });
+
+  it("serves one folder over MCP with the same profile and mode", () => {
+    assert.deepEqual(mcpArgs(DEFAULTS, "/w/app"), ["mcp", "--root", "/w/app", "--profile", "standard"]);
+    assert.deepEqual(mcpArgs({ ...DEFAULTS, readOnly: true }, "/w"), [
+      "mcp",
+      "--root",
+      "/w",
+      "--profile",
+      "standard",
+      "--read-only",
+    ]);
+  });
+});
+
+describe("needsRestart", () => {
+  it("restarts for every setting the server is started with", () => {
+    assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS }), false);
+    for (const change of [
+      { serverPath: "/x" },
+      { profile: "coder" },
+      { readOnly: true },
+      { save: "never" as const },
+      { logLevel: "info" as const },
+    ]) {
+      assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, ...change }), true, JSON.stringify(change));
+    }
+  });
+});
