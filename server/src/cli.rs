@@ -49,6 +49,9 @@ pub struct LspArgs {
     /// `initializationOptions.save` overrides this).
     #[arg(long, value_enum, default_value = "clean")]
     pub save: crate::lsp::SavePolicy,
+    /// Accepted and ignored: tether lsp always speaks over stdio, and some clients pass this.
+    #[arg(long)]
+    pub stdio: bool,
     /// Log level for stderr (error, warn, info, debug, trace); `TETHER_LOG` takes a full filter.
     /// Warnings and errors also go to the editor (`window/logMessage`).
     #[arg(long, value_name = "LEVEL")]
