@@ -1,11 +1,13 @@
 //! Edits as values: plans, matchers and patch parsers. Nothing here writes.
 
 pub mod closest;
+pub mod ecma;
 pub mod matcher;
 pub mod patch;
 pub mod plan;
 pub mod reindent;
 pub mod replace;
+pub mod sequence;
 pub mod view;
 
 pub use plan::{apply_changes, minimal_changes, unified_diff, Base, EditPlan, FileOp, TextChange};

@@ -3,6 +3,7 @@
 //! A profile maps a tool name and JSON arguments to a core operation and formats the result or
 //! the error as its contract says. Frontends (CLI, MCP, LSP) only ever talk to a [`Profile`].
 
+mod filesystem;
 mod standard;
 
 use std::fmt;
@@ -124,6 +125,7 @@ pub trait Profile: Send + Sync {
 #[rustfmt::skip]
 const ALL: &[(&str, MakeProfile)] = &[
     ("standard", || Box::new(Standard)),
+    ("filesystem", || Box::new(filesystem::Filesystem)),
 ];
 
 type MakeProfile = fn() -> Box<dyn Profile>;
