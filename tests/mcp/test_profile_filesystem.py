@@ -434,6 +434,9 @@ async def test_edit_files_glob_errors(root):
     async with fs(root) as s:
         assert (await rpc_error(s, "edit_files", {"paths": ["**/*.rs"], "edits": [{"oldText": "a"}]}))[0] == -32002
         assert (await rpc_error(s, "edit_files", {"paths": [str(root.parent / "outside" / "*.txt")], "edits": [{"oldText": "TOP"}]}))[0] == -32001
+        # A glob matching a symlink that leads outside fails the whole call.
+        code, message = await rpc_error(s, "edit_files", {"paths": ["link_*"], "edits": [{"oldText": "TOP", "newText": "x"}]})
+        assert code == -32001 and "TOP SECRET" not in message
         assert (await rpc_error(s, "edit_files", {"paths": ["src/*.py"]}))[0] == -32602
         assert (await rpc_error(s, "edit_files", {"edits": [{"oldText": "a"}]}))[0] == -32602
         # A literal path and a glob naming the same file edit it once.
@@ -477,9 +480,11 @@ async def test_grep_files_output_format(root):
         out = await ok(s, "grep_files", {"regex": "ERROR \\w+", "directory": str(root), "contextLines": 1})
         ci = await ok(s, "grep_files", {"regex": "error", "directory": str(root), "caseInsensitive": True, "globs": ["*.txt"]})
         capped = await ok(s, "grep_files", {"regex": "ERROR", "directory": str(root), "maxResults": 1})
-    assert out == f"{log}-1-a\n{log}:2:ERROR one\n{log}-3-b\n--\n{log}-6-e\n{log}:7:ERROR two\n{log}-8-f\n[2 matches]"
+    # The four symlinks the fixture plants, leading outside, are skipped and counted.
+    skipped = "\n[4 path(s) skipped: outside the allowed directories]"
+    assert out == f"{log}-1-a\n{log}:2:ERROR one\n{log}-3-b\n--\n{log}-6-e\n{log}:7:ERROR two\n{log}-8-f\n[2 matches]{skipped}"
     assert ci == f"{log}:2:ERROR one\n{log}:7:ERROR two\n[2 matches]"
-    assert capped.startswith("[results truncated") and capped.endswith(f"{log}:2:ERROR one\n[1 matches]")
+    assert capped.startswith("[results truncated") and capped.endswith(f"{log}:2:ERROR one\n[1 matches]{skipped}")
 
 
 @pytest.mark.anyio
@@ -494,8 +499,21 @@ async def test_grep_files_globs_anchor_to_directory(root):
         outside = await ok(s, "grep_files", {"regex": "SECRET", "globs": [str(root.parent / "outside" / "*.txt")]})
     assert under_src == f"{root}/src/util.py:3:VALUE = 42\n[1 matches]"
     assert absolute == f"{root}/docs/VALUE.md:1:VALUE in docs\n[1 matches]"
-    assert project.endswith("[2 matches]")
+    assert project.endswith("[2 matches]\n[4 path(s) skipped: outside the allowed directories]")
     assert "TOP SECRET" not in outside and outside.endswith("[1 path(s) skipped: outside the allowed directories]")
+
+
+@pytest.mark.anyio
+async def test_grep_files_skips_paths_outside(root):
+    """If any candidate path was outside the allowed directories it is skipped (not fatal) and a [N path(s) skipped …]
+    note is appended. Binary files (containing null bytes in the first 4 KB) are skipped silently."""
+    (root / "src" / "blob.bin").write_bytes(b"SECRET\x00")
+    (root / "src" / "notes.txt").write_text("no SECRET here\n")
+    async with fs(root) as s:
+        out = await ok(s, "grep_files", {"regex": "SECRET", "directory": str(root / "src")})
+    assert out == (
+        f"{root}/src/notes.txt:1:no SECRET here\n[1 matches]\n[1 path(s) skipped: outside the allowed directories]"
+    )
 
 
 @pytest.mark.anyio
@@ -509,7 +527,11 @@ async def test_grep_files_errors(root):
         assert code == -32602 and "boolean" in message
         assert (await rpc_error(s, "grep_files", {"regex": "x"}))[0] == -32602
         assert (await rpc_error(s, "grep_files", {"regex": "(", "directory": str(root)}))[0] == -32603
-        assert (await rpc_error(s, "grep_files", {"regex": "x", "directory": str(root), "contextLines": 51}))[0] == -32602
+        assert (await rpc_error(s, "grep_files", {"regex": "x", "directory": str(root), "contextLines": -1}))[0] == -32602
+        assert (await rpc_error(s, "grep_files", {"regex": "x", "directory": str(root), "maxResults": 0}))[0] == -32602
+        # Above their maxima, contextLines and maxResults are held to them.
+        held = await ok(s, "grep_files", {"regex": "VALUE", "directory": str(root), "contextLines": 500, "maxResults": 10**6})
+        assert held.startswith(f"{root}/src/util.py-1-import os\n{root}/src/util.py-2-\n{root}/src/util.py:3:VALUE = 42\n[1 matches]")
 
 
 @pytest.mark.anyio

@@ -284,13 +284,23 @@ pub(super) fn expand_glob(call: &Call<'_>, pattern: &str) -> Result<Vec<SandboxP
     for entry in call.ctx.vfs.workspace().walker(&base_path, opts).sort_by_file_name(|a, b| a.cmp(b)).build() {
         call.ctx.cancel.check().map_err(core)?;
         let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) || !glob.is_match(entry.path()) {
+        let kind = entry.file_type();
+        if kind.is_some_and(|t| t.is_dir()) || !glob.is_match(entry.path()) {
             continue;
         }
-        // A walk never leaves the start directory through a link, so every file is inside; the
-        // path is shown absolute, as the glob was written.
+        // The path is shown absolute, as the glob was written. A walk does not follow links: a
+        // matching link is resolved here, and one leading outside the roots fails the call.
         let shown = entry.path().to_string_lossy().into_owned();
-        found.push(call.ctx.vfs.resolve(&shown).map_err(core)?);
+        let path = call.ctx.vfs.resolve(&shown).map_err(|e| match e.kind() {
+            ErrorKind::PathEscape => rpc(
+                PATH_NOT_ALLOWED,
+                format!("Access denied - glob {pattern} matches {shown}, which leads outside the allowed directories"),
+            ),
+            _ => core(e),
+        })?;
+        if kind.is_some_and(|t| t.is_file()) || path.real().is_file() {
+            found.push(path);
+        }
     }
     if found.is_empty() {
         return Err(not_found(format!("glob matched no files: {pattern}")));

@@ -144,14 +144,15 @@ impl Excludes {
         Ok(Excludes { set: set.build().map_err(|e| invalid(format!("`{field}`: {e}")))? })
     }
 
-    /// Whether `path` (below `base`) or one of its parents below `base` is excluded.
+    /// Whether `path` or one of its parents below `base` is excluded.
     fn excludes(&self, base: &Path, path: &Path) -> bool {
         if self.set.is_empty() {
             return false;
         }
+        // The path and its parents up to `base` (or, for a path elsewhere, up to the root).
         let mut cur = Some(path);
         while let Some(p) = cur {
-            if p == base || !p.starts_with(base) {
+            if p == base || p.parent().is_none() {
                 break;
             }
             let rel = p.strip_prefix(base).unwrap_or(p);
@@ -165,8 +166,17 @@ impl Excludes {
     }
 }
 
-/// Every entry under `dir` (not `dir` itself), sorted by path, with whether it is a file.
-fn walk(call: &Call<'_>, dir: &SandboxPath) -> Result<Vec<(PathBuf, bool)>, CallError> {
+/// What a walk found at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    File,
+    Dir,
+    /// A symlink (walks never follow them) or another kind of entry.
+    Other,
+}
+
+/// Every entry under `dir` (not `dir` itself), sorted by path.
+fn walk(call: &Call<'_>, dir: &SandboxPath) -> Result<Vec<(PathBuf, Found)>, CallError> {
     let mut out = Vec::new();
     let walker = call.ctx.vfs.workspace().walker(dir, EVERY_FILE).sort_by_file_name(|a, b| a.cmp(b)).build();
     for entry in walker {
@@ -175,10 +185,19 @@ fn walk(call: &Call<'_>, dir: &SandboxPath) -> Result<Vec<(PathBuf, bool)>, Call
         if entry.depth() == 0 {
             continue;
         }
-        let t = entry.file_type();
-        out.push((entry.into_path(), t.is_some_and(|t| t.is_file())));
+        let found = match entry.file_type() {
+            Some(t) if t.is_file() => Found::File,
+            Some(t) if t.is_dir() => Found::Dir,
+            _ => Found::Other,
+        };
+        out.push((entry.into_path(), found));
     }
     Ok(out)
+}
+
+/// Whether the symlink at `p` (inside the roots) leads outside them.
+fn leads_outside(call: &Call<'_>, p: &Path) -> bool {
+    p.is_symlink() && matches!(call.ctx.vfs.resolve(&p.to_string_lossy()), Err(e) if e.kind() == ErrorKind::PathEscape)
 }
 
 pub(super) fn search_files(call: &Call<'_>, args: &Args) -> Result<CallResult, CallError> {
@@ -211,8 +230,8 @@ pub(super) fn glob_search(call: &Call<'_>, args: &Args) -> Result<CallResult, Ca
     let base = dir.real();
     let mut found = Vec::new();
     let mut truncated = false;
-    for (p, is_file) in walk(call, &dir)? {
-        if !is_file || !set.is_match(&p) || excludes.excludes(base, &p) {
+    for (p, kind) in walk(call, &dir)? {
+        if kind != Found::File || !set.is_match(&p) || excludes.excludes(base, &p) {
             continue;
         }
         if max != 0 && found.len() as i64 == max {
@@ -252,8 +271,9 @@ pub(super) fn grep_files(call: &Call<'_>, args: &Args) -> Result<CallResult, Cal
     }
     let excludes = args.strs("excludeGlobs")?.unwrap_or_default();
     let case_insensitive = args.bool("caseInsensitive", false)?;
-    let context = args.int("contextLines", 0, MAX_CONTEXT)?.unwrap_or(0) as usize;
-    let max = args.int("maxResults", 1, GREP_MAX)?.unwrap_or(GREP_DEFAULT_MAX) as usize;
+    // Values above the documented maxima are held to them, as `run_command` holds `timeout`.
+    let context = args.int("contextLines", 0, i64::MAX)?.unwrap_or(0).min(MAX_CONTEXT) as usize;
+    let max = args.int("maxResults", 1, i64::MAX)?.unwrap_or(GREP_DEFAULT_MAX).min(GREP_MAX) as usize;
     let re = ecma::build(&pattern, case_insensitive).map_err(|e| rpc(INTERNAL, e))?;
     let excludes = Excludes::new("excludeGlobs", &excludes)?;
 
@@ -263,39 +283,43 @@ pub(super) fn grep_files(call: &Call<'_>, args: &Args) -> Result<CallResult, Cal
         Some(d) => d.clone(),
         None => call.ctx.vfs.resolve(".").map_err(core)?,
     };
+    let base = anchor.real().to_path_buf();
     let mut skipped = 0;
-    let mut files: Vec<PathBuf> = Vec::new();
-    match &patterns {
-        None => {
-            let d = dir.as_ref().unwrap_or(&anchor);
-            files.extend(walk(call, d)?.into_iter().filter(|(_, f)| *f).map(|(p, _)| p));
-        }
+    // The directories to walk: the directory (or the anchor), plus the literal base of each
+    // absolute glob outside it; a base outside the roots is a skipped path.
+    let mut starts: Vec<SandboxPath> = vec![dir.clone().unwrap_or_else(|| anchor.clone())];
+    let set = match &patterns {
+        None => None,
         Some(patterns) => {
-            let set = globs("globs", patterns, Some(anchor.real()))?;
-            // Walk the directory, plus the literal base of each absolute glob outside it.
-            let mut starts: Vec<SandboxPath> = vec![anchor.clone()];
             for p in patterns.iter().filter(|p| p.starts_with('/')) {
-                let base = literal_base(p);
-                match call.ctx.vfs.resolve(&base) {
+                match call.ctx.vfs.resolve(&literal_base(p)) {
                     Ok(b) if !b.real().starts_with(anchor.real()) && call.ctx.vfs.exists(&b) => starts.push(b),
                     Ok(_) => {}
                     Err(e) if e.kind() == ErrorKind::PathEscape => skipped += 1,
                     Err(_) => {}
                 }
             }
-            for start in &starts {
-                for (p, is_file) in walk(call, start)? {
-                    if is_file && set.is_match(&p) && !files.contains(&p) {
-                        files.push(p);
-                    }
-                }
+            Some(globs("globs", patterns, Some(anchor.real()))?)
+        }
+    };
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for start in &starts {
+        for (p, kind) in walk(call, start)? {
+            if set.as_ref().is_some_and(|set| !set.is_match(&p)) || excludes.excludes(&base, &p) {
+                continue;
+            }
+            match kind {
+                Found::File if seen.insert(p.clone()) => files.push(p),
+                // A candidate that is a symlink leading outside the roots is skipped and counted.
+                Found::Other if leads_outside(call, &p) => skipped += 1,
+                _ => {}
             }
         }
     }
     files.sort();
-    let base = anchor.real().to_path_buf();
     let mut out = Grep { lines: Vec::new(), matches: 0, max, truncated: false };
-    for f in files.iter().filter(|f| !excludes.excludes(&base, f)) {
+    for f in &files {
         call.ctx.cancel.check().map_err(core)?;
         if out.truncated {
             break;

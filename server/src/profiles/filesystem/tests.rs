@@ -206,3 +206,34 @@ fn binary_reads_are_base64() {
     assert_eq!(base64(b"M"), "TQ==");
     assert_eq!(base64(b""), "");
 }
+
+#[test]
+fn paths_leading_outside() {
+    let f = fixture(TREE);
+    let outside = tempfile::tempdir().expect("outside");
+    std::fs::write(outside.path().join("s.txt"), "foo secret\n").expect("write");
+    std::os::unix::fs::symlink(outside.path().join("s.txt"), f.dir.path().join("link.txt")).expect("symlink");
+    // grep_files skips (and counts) a candidate leading outside; edit_files refuses the call.
+    let out = text(&f, "grep_files", json!({"regex": "foo", "globs": ["*.txt"]}));
+    assert!(out.ends_with("[2 matches]\n[1 path(s) skipped: outside the allowed directories]"), "{out}");
+    assert!(!out.contains("secret"), "{out}");
+    assert_eq!(
+        code(&f, "edit_files", json!({"paths": ["*.txt"], "edits": [{"oldText": "foo", "newText": "x"}]})),
+        -32001
+    );
+    assert_eq!(read(&f, "a.txt"), "one\nfoo\ntwo\nfoo\n");
+    assert_eq!(std::fs::read_to_string(outside.path().join("s.txt")).expect("read"), "foo secret\n");
+}
+
+#[test]
+fn maxima_are_held_not_refused() {
+    let f = fixture(TREE);
+    let out =
+        text(&f, "grep_files", json!({"regex": "two", "directory": ".", "contextLines": 99, "maxResults": 99_999}));
+    assert!(
+        out.starts_with(&format!("{}-1-one\n", f.dir.path().canonicalize().expect("root").join("a.txt").display())),
+        "{out}"
+    );
+    assert_eq!(code(&f, "grep_files", json!({"regex": "two", "directory": ".", "contextLines": -1})), -32602);
+    assert_eq!(text(&f, "run_command", json!({"command": "echo $((1+1))", "timeout": 600})), "2\n[exit code: 0]");
+}
