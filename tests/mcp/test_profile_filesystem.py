@@ -604,3 +604,85 @@ def test_cli_tools_and_call(root):
         capture_output=True, text=True,
     )
     assert bad.returncode != 0 and "root:" not in bad.stdout + bad.stderr
+
+
+# --- beside an editor ------------------------------------------------------------------------
+
+
+class Lsp:
+    """A minimal LSP client over `tether lsp`'s stdio: framed JSON-RPC, answering the server's own
+    requests with null."""
+
+    def __init__(self, root):
+        self.proc = subprocess.Popen([tether_bin(), "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.next_id = 0
+        self.buf = b""
+        uri = root.as_uri()
+        self.request("initialize", {"processId": None, "rootUri": uri, "capabilities": {}, "workspaceFolders": [{"uri": uri, "name": "root"}]})
+        self.notify("initialized", {})
+
+    def send(self, msg):
+        body = json.dumps(msg).encode()
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def notify(self, method, params):
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def read(self, deadline):
+        import select
+
+        while b"\r\n\r\n" not in self.buf or len(self.buf) < self._frame_len():
+            left = deadline - time.monotonic()
+            assert left > 0, "no answer from tether lsp"
+            ready, _, _ = select.select([self.proc.stdout], [], [], left)
+            if ready:
+                chunk = os.read(self.proc.stdout.fileno(), 65536)
+                assert chunk, "tether lsp closed its output"
+                self.buf += chunk
+        head, rest = self.buf.split(b"\r\n\r\n", 1)
+        n = int([h for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")][0].split(b":")[1])
+        self.buf = rest[n:]
+        return json.loads(rest[:n])
+
+    def _frame_len(self):
+        head, rest = self.buf.split(b"\r\n\r\n", 1)
+        n = int([h for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")][0].split(b":")[1])
+        return len(head) + 4 + n
+
+    def request(self, method, params):
+        self.next_id += 1
+        my_id = self.next_id
+        self.send({"jsonrpc": "2.0", "id": my_id, "method": method, "params": params})
+        deadline = time.monotonic() + 20
+        while True:
+            msg = self.read(deadline)
+            if "method" in msg and "id" in msg:
+                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+            elif msg.get("id") == my_id:
+                return msg
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def test_beside_an_editor_reads_the_unsaved_buffer(root):
+    """Standard: Returns text content."""
+    lsp = Lsp(root)
+    try:
+        uri = (root / "src" / "main.py").as_uri()
+        lsp.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": "def main():\n    return UNSAVED\n"}})
+
+        def call(tool, args):
+            return lsp.request("workspace/executeCommand", {"command": "tether.callTool", "arguments": [{"tool": tool, "arguments": args, "profile": "filesystem"}]})
+
+        r = call("read_file", {"path": "src/main.py"})["result"]
+        assert r["content"][0]["text"] == "def main():\n    return UNSAVED\n" and not r.get("isError")
+        r = call("grep_files", {"regex": "UNSAVED", "directory": str(root)})["result"]
+        assert r["content"][0]["text"].startswith(f"{root}/src/main.py:2:    return UNSAVED\n[1 matches]")
+        err = call("read_file", {"path": "/etc/passwd"})["error"]
+        assert err["code"] == -32001
+    finally:
+        lsp.close()
+    assert (root / "src" / "main.py").read_text() == "def main():\n    return 1\n"
