@@ -319,13 +319,23 @@ pub(super) fn grep_files(call: &Call<'_>, args: &Args) -> Result<CallResult, Cal
     }
     files.sort();
     let mut out = Grep { lines: Vec::new(), matches: 0, max, truncated: false };
-    for f in &files {
+    // Files are read and matched in parallel, a batch at a time, and their matches added in path
+    // order, so the output and the cap do not depend on which thread finished first.
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+    for batch in files.chunks(threads * 16) {
         call.ctx.cancel.check().map_err(core)?;
         if out.truncated {
             break;
         }
-        let Some(text) = file_text(call, f) else { continue };
-        out.file(&f.to_string_lossy(), &text, &re, context).map_err(|e| rpc(INTERNAL, e))?;
+        let scanned = scan_batch(call, batch, &re, threads);
+        for (f, found) in batch.iter().zip(scanned) {
+            if out.truncated {
+                break;
+            }
+            if let Some((text, hits)) = found.map_err(|e| rpc(INTERNAL, e))? {
+                out.add(&f.to_string_lossy(), &text, hits, context);
+            }
+        }
     }
     let mut text = String::new();
     if out.truncated {
@@ -387,25 +397,18 @@ struct Grep {
 }
 
 impl Grep {
-    /// Adds the matches of one file, with `context` lines around them; with context, groups are
-    /// separated by `--`, across files too.
-    fn file(&mut self, path: &str, text: &str, re: &fancy_regex::Regex, context: usize) -> Result<(), String> {
-        let lines: Vec<&str> = text.strip_suffix('\n').unwrap_or(text).split('\n').collect();
-        if text.is_empty() {
-            return Ok(());
+    /// Adds the matching lines `hits` (0-based, sorted) of one file, up to the cap, with
+    /// `context` lines around them; with context, groups are separated by `--`, across files too.
+    fn add(&mut self, path: &str, text: &str, mut hits: Vec<usize>, context: usize) {
+        if hits.is_empty() {
+            return;
         }
-        let mut hits = Vec::new();
-        for (i, line) in lines.iter().enumerate() {
-            let line = line.strip_suffix('\r').unwrap_or(line);
-            if re.is_match(line).map_err(|e| format!("regex failed while matching {path}: {e}"))? {
-                if self.matches + hits.len() == self.max {
-                    self.truncated = true;
-                    break;
-                }
-                hits.push(i);
-            }
+        if self.matches + hits.len() > self.max {
+            hits.truncate(self.max - self.matches);
+            self.truncated = true;
         }
         self.matches += hits.len();
+        let lines = lines_of(text);
         // Merge each match's window into groups of consecutive lines.
         let mut groups: Vec<(usize, usize)> = Vec::new();
         for &h in &hits {
@@ -421,11 +424,59 @@ impl Grep {
                 self.lines.push("--".to_owned());
             }
             for (i, line) in lines.iter().enumerate().take(e + 1).skip(s) {
-                let line = line.strip_suffix('\r').unwrap_or(line);
                 let sep = if hits.binary_search(&i).is_ok() { ':' } else { '-' };
                 self.lines.push(format!("{path}{sep}{}{sep}{line}", i + 1));
             }
         }
-        Ok(())
     }
+}
+
+/// The lines of `text`, without their line breaks (`\n` or `\r\n`).
+fn lines_of(text: &str) -> Vec<&str> {
+    text.strip_suffix('\n').unwrap_or(text).split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect()
+}
+
+/// What reading and matching one file gives: its text and matching lines, or `None` when it is
+/// skipped (binary, unreadable) or has no match.
+type Scanned = Result<Option<(String, Vec<usize>)>, String>;
+
+/// Scans `files` on up to `threads` threads; results in the order of `files`.
+fn scan_batch(call: &Call<'_>, files: &[PathBuf], re: &fancy_regex::Regex, threads: usize) -> Vec<Scanned> {
+    let mut out: Vec<Scanned> = Vec::with_capacity(files.len());
+    let per = files.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = files
+            .chunks(per)
+            .map(|chunk| scope.spawn(move || chunk.iter().map(|f| scan(call, f, re)).collect::<Vec<_>>()))
+            .collect();
+        for w in workers {
+            match w.join() {
+                Ok(results) => out.extend(results),
+                Err(_) => out.push(Err("internal error: a search thread panicked".to_owned())),
+            }
+        }
+    });
+    out.resize_with(files.len(), || Ok(None));
+    out
+}
+
+/// Reads the file at `p` and finds its matching lines.
+fn scan(call: &Call<'_>, p: &Path, re: &fancy_regex::Regex) -> Scanned {
+    if call.ctx.cancel.is_cancelled() {
+        return Ok(None);
+    }
+    let Some(text) = file_text(call, p).filter(|t| !t.is_empty()) else { return Ok(None) };
+    let failed = |e: fancy_regex::Error| format!("regex failed while matching {}: {e}", p.display());
+    // Most files do not match: one pass over the whole text rules them out. (With `\r\n` line
+    // ends `$` would not match before the `\r`, so such files are always matched line by line.)
+    if !text.contains('\r') && !re.is_match(&text).map_err(failed)? {
+        return Ok(None);
+    }
+    let mut hits = Vec::new();
+    for (i, line) in lines_of(&text).iter().enumerate() {
+        if re.is_match(line).map_err(failed)? {
+            hits.push(i);
+        }
+    }
+    Ok((!hits.is_empty()).then_some((text, hits)))
 }

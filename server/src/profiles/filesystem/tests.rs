@@ -237,3 +237,22 @@ fn maxima_are_held_not_refused() {
     assert_eq!(code(&f, "grep_files", json!({"regex": "two", "directory": ".", "contextLines": -1})), -32602);
     assert_eq!(text(&f, "run_command", json!({"command": "echo $((1+1))", "timeout": 600})), "2\n[exit code: 0]");
 }
+
+#[test]
+fn grep_is_in_path_order_and_line_based() {
+    let f = fixture(TREE);
+    for i in 0..200 {
+        f.write(&format!("many/f{i:03}.txt"), format!("a\nhit {i}\n"));
+    }
+    f.write("crlf.txt", "end x\r\nno\r\n");
+    let root = f.dir.path().canonicalize().expect("root");
+    let out = text(&f, "grep_files", json!({"regex": "^hit", "directory": "many", "maxResults": 150}));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 152, "notice, 150 matches, footer");
+    assert_eq!(lines[1], format!("{}:2:hit 0", root.join("many/f000.txt").display()));
+    assert_eq!(lines[150], format!("{}:2:hit 149", root.join("many/f149.txt").display()));
+    assert_eq!(lines[151], "[150 matches]");
+    // `$` matches before a CRLF line break, as grep sees lines.
+    let crlf = text(&f, "grep_files", json!({"regex": "x$", "globs": ["crlf.txt"]}));
+    assert_eq!(crlf, format!("{}:1:end x\n[1 matches]", root.join("crlf.txt").display()));
+}
