@@ -3,6 +3,7 @@
 //! A profile maps a tool name and JSON arguments to a core operation and formats the result or
 //! the error as its contract says. Frontends (CLI, MCP, LSP) only ever talk to a [`Profile`].
 
+mod filesystem;
 mod coder;
 mod explorer;
 mod guarded;
@@ -138,6 +139,7 @@ pub trait Profile: Send + Sync {
 #[rustfmt::skip]
 const ALL: &[(&str, MakeProfile)] = &[
     ("standard", || Box::new(Standard)),
+    ("filesystem", || Box::new(filesystem::Filesystem)),
     ("coder", || Box::new(Coder)),
     ("explorer", || Box::new(Explorer)),
     ("toolkit", || Box::new(Toolkit::default())),
