@@ -103,8 +103,10 @@ async def test_read_file_returns_text_and_binary_as_blob(root):
         assert await ok(s, "read_text_file", {"path": "docs/guide.md"}) == "# Guide\n\nHello tether.\n"
         r = await s.call_tool("read_file", {"path": "img.png"})
         assert not r.is_error
-        assert r.structured_content == {"type": "blob", "mimeType": "image/png", "blob": "iVBORwABAg=="}
-        assert text_of(r).endswith("\niVBORwABAg==")
+        assert len(r.content) == 1 and r.content[0].type == "resource", r.content
+        blob = r.content[0].resource
+        assert (blob.blob, blob.mime_type) == ("iVBORwABAg==", "image/png")
+        assert str(blob.uri) == f"file://{root}/img.png"
 
 
 @pytest.mark.anyio
@@ -124,8 +126,10 @@ async def test_read_multiple_files_inline_errors(root):
     """Each item text is prefixed path:\\ncontent. Errors appear inline as path:\\n[error: ...]; the whole call never
     fails."""
     async with fs(root) as s:
-        out = await ok(s, "read_multiple_files", {"paths": ["src/util.py", "nope.txt", "src/*.py", "/etc/passwd"]})
-    parts = out.split("\n---\n")
+        r = await s.call_tool("read_multiple_files", {"paths": ["src/util.py", "nope.txt", "src/*.py", "/etc/passwd"]})
+    assert not r.is_error
+    parts = [c.text for c in r.content]
+    assert len(parts) == 4, "one content item per file"
     assert parts[0] == "src/util.py:\nimport os\n\nVALUE = 42\n"
     assert parts[1].startswith("nope.txt:\n[error: ")
     # Globs are not expanded: a literal path that does not exist.
@@ -412,15 +416,16 @@ async def test_edit_files_globs_and_inline_failures(root):
     level."""
     (root / "src" / "other.py").write_text("pass\n")
     async with fs(root) as s:
-        preview = await ok(s, "edit_files", {"paths": ["src/*.py"], "dryRun": True, "edits": [{"oldText": "VALUE", "newText": "VAL"}]})
+        preview = await s.call_tool("edit_files", {"paths": ["src/*.py"], "dryRun": True, "edits": [{"oldText": "VALUE", "newText": "VAL"}]})
         assert (root / "src" / "util.py").read_text() == "import os\n\nVALUE = 42\n"
-        out = await ok(s, "edit_files", {"paths": [str(root / "src" / "*.py")], "edits": [{"oldText": "return 1", "newText": "return 7"}]})
-    parts = preview.split("\n---\n")
+        out = await s.call_tool("edit_files", {"paths": [str(root / "src" / "*.py")], "edits": [{"oldText": "return 1", "newText": "return 7"}]})
+    assert not preview.is_error and not out.is_error
+    parts = [c.text for c in preview.content]
     assert len(parts) == 3
     assert parts[0].startswith(f"{root}/src/main.py: [error -32603]")
     assert parts[1].startswith(f"{root}/src/other.py: [error -32603]")
     assert parts[2].startswith(f"--- {root}/src/util.py\n+++ {root}/src/util.py\n@@")
-    lines = out.split("\n---\n")
+    lines = [c.text for c in out.content]
     assert lines[0] == f"Successfully edited {root}/src/main.py"
     assert lines[1].startswith(f"{root}/src/other.py: [error -32603] oldText not found")
     assert (root / "src" / "main.py").read_text() == "def main():\n    return 7\n"
@@ -562,7 +567,7 @@ async def test_run_command_result(root):
     async with fs(root) as s:
         r = await s.call_tool("run_command", {"command": "pwd; echo oops >&2; exit 4", "workingDirectory": str(root / "src")})
         assert r.is_error
-        assert text_of(r) == f"{root}/src\n[exit code: 4]\n---\n[stderr]\noops\n"
+        assert [c.text for c in r.content] == [f"{root}/src\n[exit code: 4]", "[stderr]\noops\n"]
         r = await s.call_tool("run_command", {"command": "true"})
         assert not r.is_error and text_of(r) == "(no output)\n[exit code: 0]"
         r = await s.call_tool("run_command", {"command": "touch made.txt"})

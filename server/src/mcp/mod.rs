@@ -21,7 +21,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
-use crate::profiles::{CallError, CallResult, Profile, ToolInfo};
+use crate::profiles::{CallError, CallResult, Item, Profile, ToolInfo};
 use crate::sink::{DiskSink, Sink};
 use crate::tools::{Cancel, Config, Context};
 use crate::vfs::Vfs;
@@ -132,6 +132,7 @@ impl McpServer {
                     text: serde_json::json!({"error": "io_error", "message": format!("internal error: {what}")})
                         .to_string(),
                     structured: None,
+                    items: Vec::new(),
                     is_error: true,
                 })
             }
@@ -186,7 +187,19 @@ fn to_mcp_tool(t: &ToolInfo) -> McpTool {
 }
 
 fn to_mcp_result(r: CallResult) -> CallToolResult {
-    let content = vec![ContentBlock::text(r.text)];
+    let content = if r.items.is_empty() {
+        vec![ContentBlock::text(r.text)]
+    } else {
+        r.items
+            .into_iter()
+            .map(|item| match item {
+                Item::Text(text) => ContentBlock::text(text),
+                Item::Blob { uri, data, mime_type } => {
+                    ContentBlock::resource(rmcp::model::ResourceContents::blob(data, uri).with_mime_type(mime_type))
+                }
+            })
+            .collect()
+    };
     let mut out = if r.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
     out.structured_content = r.structured;
     out

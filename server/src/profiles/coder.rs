@@ -274,15 +274,19 @@ impl Profile for Coder {
             .filter(|t| t.effects.read_only || !ctx.config.read_only)
             .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
         Ok(match (tool.run)(ctx, sink, args) {
-            Ok(Reply::Text(text)) => CallResult { text, structured: None, is_error: false },
-            Ok(Reply::Json(v)) => CallResult { text: v.to_string(), structured: Some(v), is_error: false },
-            Ok(Reply::Envelope(v)) => CallResult { text: v.to_string(), structured: None, is_error: true },
+            Ok(Reply::Text(text)) => CallResult { text, structured: None, items: Vec::new(), is_error: false },
+            Ok(Reply::Json(v)) => {
+                CallResult { text: v.to_string(), structured: Some(v), items: Vec::new(), is_error: false }
+            }
+            Ok(Reply::Envelope(v)) => {
+                CallResult { text: v.to_string(), structured: None, items: Vec::new(), is_error: true }
+            }
             Err(e) => self.error_result(&e),
         })
     }
 
     fn error_result(&self, e: &Error) -> CallResult {
-        CallResult { text: envelope(e).to_string(), structured: None, is_error: true }
+        CallResult { text: envelope(e).to_string(), structured: None, items: Vec::new(), is_error: true }
     }
 }
 

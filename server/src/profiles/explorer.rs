@@ -224,6 +224,7 @@ impl Profile for Explorer {
             Ok(v) => Ok(CallResult {
                 text: serde_json::to_string_pretty(&v).unwrap_or_default(),
                 structured: Some(v),
+                items: Vec::new(),
                 is_error: false,
             }),
             Err(f) => Err(f.into_call_error()),

@@ -211,7 +211,12 @@ impl Profile for Guarded {
             "run_command" => {
                 let allowed = allowed_commands(ctx.config);
                 return Ok(match parse_args(args).and_then(|a: RunAllowedArgs| run_allowed(ctx, &a, &allowed)) {
-                    Ok(outcome) => CallResult { text: format_outcome(&outcome), structured: None, is_error: false },
+                    Ok(outcome) => CallResult {
+                        text: format_outcome(&outcome),
+                        structured: None,
+                        items: Vec::new(),
+                        is_error: false,
+                    },
                     Err(e) => error_result(&e),
                 });
             }
@@ -219,10 +224,10 @@ impl Profile for Guarded {
         };
         Ok(match result {
             Ok(Output::Change { plan, summary }) => match sink::apply(sink, ctx.config, ctx.vfs, &plan) {
-                Ok(_) => CallResult { text: summary, structured: None, is_error: false },
+                Ok(_) => CallResult { text: summary, structured: None, items: Vec::new(), is_error: false },
                 Err(e) => error_result(&e),
             },
-            Ok(other) => CallResult { text: other.text(), structured: None, is_error: false },
+            Ok(other) => CallResult { text: other.text(), structured: None, items: Vec::new(), is_error: false },
             Err(e) => error_result(&e),
         })
     }
@@ -266,7 +271,7 @@ fn move_args(args: Value) -> Result<Value> {
 /// The error result for `e`, in the contract's names.
 pub fn error_result(e: &Error) -> CallResult {
     let v = json!({"error": error_name(e), "message": e.message()});
-    CallResult { text: v.to_string(), structured: None, is_error: true }
+    CallResult { text: v.to_string(), structured: None, items: Vec::new(), is_error: true }
 }
 
 /// The contract's name for `e`; kinds the contract does not name keep the standard names.

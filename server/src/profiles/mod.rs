@@ -3,9 +3,9 @@
 //! A profile maps a tool name and JSON arguments to a core operation and formats the result or
 //! the error as its contract says. Frontends (CLI, MCP, LSP) only ever talk to a [`Profile`].
 
-mod filesystem;
 mod coder;
 mod explorer;
+mod filesystem;
 mod guarded;
 mod standard;
 mod toolkit;
@@ -63,6 +63,35 @@ pub struct CallResult {
     pub structured: Option<Value>,
     /// Whether the call failed (the text then explains why, in the contract's words).
     pub is_error: bool,
+    /// The result's content items in order, when the contract answers with several (or with a
+    /// binary blob); empty means one text item, `text`. When present, `text` holds them joined,
+    /// for frontends that carry a single text (the CLI).
+    pub items: Vec<Item>,
+}
+
+/// One content item of a result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    /// Text for the model.
+    Text(String),
+    /// Binary data, base64-encoded, with its MIME type and the URI of the file it came from.
+    Blob {
+        /// The `file:` URI of the data's file.
+        uri: String,
+        /// The base64 data.
+        data: String,
+        /// The MIME type.
+        mime_type: String,
+    },
+}
+
+impl CallResult {
+    /// A result of several text items: `text` is them joined with `separator`.
+    pub fn texts(items: Vec<String>, separator: &str, is_error: bool) -> CallResult {
+        let text = items.join(separator);
+        let items = if items.len() > 1 { items.into_iter().map(Item::Text).collect() } else { Vec::new() };
+        CallResult { text, structured: None, is_error, items }
+    }
 }
 
 /// A call answered with a JSON-RPC error rather than a tool result: an unknown tool, or a

@@ -37,12 +37,17 @@ impl Profile for Standard {
             .filter(|t| t.effects.read_only || !ctx.config.read_only)
             .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
         Ok(match (tool.run)(ctx, args) {
-            Ok(Output::Text(text)) => CallResult { text, structured: None, is_error: false },
-            Ok(Output::Json(v)) => CallResult { text: Output::json_text(&v), structured: Some(v), is_error: false },
+            Ok(Output::Text(text)) => CallResult { text, structured: None, items: Vec::new(), is_error: false },
+            Ok(Output::Json(v)) => {
+                CallResult { text: Output::json_text(&v), structured: Some(v), items: Vec::new(), is_error: false }
+            }
             Ok(Output::Change { plan, summary }) => match sink::apply(sink, ctx.config, ctx.vfs, &plan) {
-                Ok(applied) => {
-                    CallResult { text: with_destinations(summary, &applied), structured: None, is_error: false }
-                }
+                Ok(applied) => CallResult {
+                    text: with_destinations(summary, &applied),
+                    structured: None,
+                    items: Vec::new(),
+                    is_error: false,
+                },
                 Err(e) => error_result(&e),
             },
             Err(e) => error_result(&e),
@@ -53,7 +58,7 @@ impl Profile for Standard {
 /// The standard error result for `e`.
 pub fn error_result(e: &Error) -> CallResult {
     let v = json!({"error": e.kind().as_str(), "message": e.message()});
-    CallResult { text: v.to_string(), structured: None, is_error: true }
+    CallResult { text: v.to_string(), structured: None, items: Vec::new(), is_error: true }
 }
 
 /// Appends where each change went when it did not simply go to disk, so that the model knows a

@@ -70,14 +70,22 @@ impl Profile for TestProfile {
         }
         match name {
             "plan" => Ok(match self.plan(ctx, sink, &args) {
-                Ok(applied) => {
-                    CallResult { text: "applied".into(), structured: Some(applied_json(&applied)), is_error: false }
-                }
+                Ok(applied) => CallResult {
+                    text: "applied".into(),
+                    structured: Some(applied_json(&applied)),
+                    items: Vec::new(),
+                    is_error: false,
+                },
                 Err(e) => self.error_result(&e),
             }),
             "gate" => {
                 let open = self.hooks.wait_gate();
-                Ok(CallResult { text: format!("gate open: {open}"), structured: None, is_error: !open })
+                Ok(CallResult {
+                    text: format!("gate open: {open}"),
+                    structured: None,
+                    items: Vec::new(),
+                    is_error: !open,
+                })
             }
             _ => Standard.call(ctx, sink, name, args),
         }

@@ -97,7 +97,7 @@ describe("tether in VS Code", () => {
     const client = api.server.languageClient;
     assert.ok(client !== undefined && client.isRunning());
     const caps = client.initializeResult?.capabilities as { experimental?: { tether?: { protocolVersion?: number } } };
-    assert.equal(caps.experimental?.tether?.protocolVersion, 1);
+    assert.equal(caps.experimental?.tether?.protocolVersion, 2);
     const commands = await vscode.commands.getCommands(true);
     for (const c of ["tether.callTool", "tether.listTools", "tether.runTool", "tether.grep", "tether.showTools"]) {
       assert.ok(commands.includes(c), `command ${c} is registered`);

@@ -11,7 +11,7 @@ use tower_lsp::lsp_types::MessageType;
 use crate::lsp::progress::Progress;
 use crate::lsp::protocol::{self, CallToolParams, ListToolsParams};
 use crate::lsp::server::{request_failed, Shared};
-use crate::profiles::{CallError, CallResult};
+use crate::profiles::{CallError, CallResult, Item};
 use crate::tools::Cancel;
 
 /// Runs one of tether's commands.
@@ -89,7 +89,20 @@ fn list_tools(shared: &Shared, params: ExecuteCommandParams) -> RpcResult<Value>
 
 /// The result in the shape of an MCP `CallToolResult`.
 pub(crate) fn call_tool_result(r: CallResult) -> Value {
-    let mut v = json!({"content": [{"type": "text", "text": r.text}], "isError": r.is_error});
+    let content: Vec<Value> = if r.items.is_empty() {
+        vec![json!({"type": "text", "text": r.text})]
+    } else {
+        r.items
+            .into_iter()
+            .map(|item| match item {
+                Item::Text(text) => json!({"type": "text", "text": text}),
+                Item::Blob { uri, data, mime_type } => {
+                    json!({"type": "resource", "resource": {"uri": uri, "mimeType": mime_type, "blob": data}})
+                }
+            })
+            .collect()
+    };
+    let mut v = json!({"content": content, "isError": r.is_error});
     if let Some(s) = r.structured {
         v["structuredContent"] = s;
     }

@@ -234,7 +234,7 @@ pub(super) fn edit_files(call: &Call<'_>, args: &Args) -> Result<CallResult, Cal
             (Err(line), _) => line,
         })
         .collect();
-    Ok(ok(items.join(ITEM_SEPARATOR)))
+    Ok(CallResult::texts(items, ITEM_SEPARATOR, false))
 }
 
 /// Whether a `paths` entry is a glob pattern.

@@ -109,8 +109,9 @@ pub(super) fn read_file(call: &Call<'_>, args: &Args) -> Result<CallResult, Call
         Read::Binary { bytes, mime } => {
             let blob = base64(&bytes);
             let text = format!("[binary file {}: {} bytes, {mime}, base64]\n{blob}", path.given(), bytes.len());
-            let structured = json!({"type": "blob", "mimeType": mime, "blob": blob});
-            Ok(CallResult { text, structured: Some(structured), is_error: false })
+            let uri = format!("file://{}", path.path().display());
+            let items = vec![super::super::Item::Blob { uri, data: blob, mime_type: mime.to_string() }];
+            Ok(CallResult { text, structured: None, items, is_error: false })
         }
     }
 }
@@ -157,7 +158,7 @@ pub(super) fn read_multiple_files(call: &Call<'_>, args: &Args) -> Result<CallRe
             }
         })
         .collect();
-    Ok(ok(items.join(ITEM_SEPARATOR)))
+    Ok(CallResult::texts(items, ITEM_SEPARATOR, false))
 }
 
 pub(super) fn write_file(call: &Call<'_>, args: &Args) -> Result<CallResult, CallError> {

@@ -110,7 +110,7 @@ impl Profile for Filesystem {
     }
 
     fn error_result(&self, e: &Error) -> CallResult {
-        CallResult { text: format!("Error: {}", e.message()), structured: None, is_error: true }
+        CallResult { text: format!("Error: {}", e.message()), structured: None, items: Vec::new(), is_error: true }
     }
 }
 
@@ -151,7 +151,7 @@ pub(crate) fn core(e: Error) -> CallError {
 
 /// A successful text result.
 pub(crate) fn ok(text: impl Into<String>) -> CallResult {
-    CallResult { text: text.into(), structured: None, is_error: false }
+    CallResult { text: text.into(), structured: None, items: Vec::new(), is_error: false }
 }
 
 /// A JSON schema object with `properties` and `required`.

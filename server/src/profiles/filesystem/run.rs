@@ -81,7 +81,7 @@ pub(super) fn run_command(call: &Call<'_>, args: &Args) -> Result<CallResult, Ca
         }
         parts.push(stderr);
     }
-    Ok(CallResult { text: parts.join(ITEM_SEPARATOR), structured: None, is_error: code != 0 || outcome.timed_out })
+    Ok(CallResult::texts(parts, ITEM_SEPARATOR, code != 0 || outcome.timed_out))
 }
 
 /// Ends `s` with a line break.

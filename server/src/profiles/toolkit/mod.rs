@@ -117,11 +117,16 @@ impl Profile for Toolkit {
             run(&inner, sink, &args)
         });
         let reply = answer.unwrap_or_else(Reply::error);
-        Ok(CallResult { text: reply.text, structured: None, is_error: reply.is_error })
+        Ok(CallResult { text: reply.text, structured: None, items: Vec::new(), is_error: reply.is_error })
     }
 
     fn error_result(&self, e: &Error) -> CallResult {
-        CallResult { text: format!("Error: {}", describe(e, Target::File)), structured: None, is_error: true }
+        CallResult {
+            text: format!("Error: {}", describe(e, Target::File)),
+            structured: None,
+            items: Vec::new(),
+            is_error: true,
+        }
     }
 }
 
