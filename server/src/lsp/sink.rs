@@ -41,7 +41,7 @@ use super::rollback::DiskUndo;
 use super::server::Shared;
 use super::store::{rope_eq, DocState, Expectation};
 use super::SavePolicy;
-use crate::edit::{apply_changes, minimal_changes, Base, EditPlan, FileOp, TextChange};
+use crate::edit::{minimal_changes, Base, EditPlan, FileOp, TextChange};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sink::{Applied, Destination, Sink};
 use crate::vfs::{Origin, Vfs};
@@ -64,9 +64,12 @@ struct DocEdit {
     version: i32,
     /// The text the changes apply to (the store's rope at `version`).
     base: Rope,
-    base_text: Arc<str>,
+    /// The same text as one string (shared with the plan's base: no copy).
+    base_text: Arc<String>,
     changes: Vec<TextChange>,
-    expected: Arc<str>,
+    /// The text the document holds once the changes land: `base` with them applied, as a rope
+    /// that shares every unchanged part with it.
+    expected: Rope,
     was_dirty: bool,
     /// When the document last changed (the store's clock).
     last_change: u64,
@@ -125,7 +128,7 @@ impl EditorSink {
                     (Origin::Buffer { version, .. }, Some(doc))
                         if doc.version == version && rope_eq(&doc.rope, &base.text) =>
                     {
-                        Some(EditorOp::Edit(doc_edit(path, doc, Arc::<str>::from(base.text.as_str()), changes.clone())))
+                        Some(EditorOp::Edit(doc_edit(path, doc, base.text.clone(), changes.clone())))
                     }
                     (Origin::Buffer { version, .. }, Some(doc)) => {
                         let why = format!(
@@ -157,7 +160,7 @@ impl EditorSink {
                         .with_path(path.given()));
                     }
                     Some(doc) => {
-                        let base_text: Arc<str> = doc.rope.to_string().into();
+                        let base_text = Arc::new(doc.rope.to_string());
                         let changes = minimal_changes(&base_text, text);
                         Some(EditorOp::Edit(doc_edit(path, doc, base_text, changes)))
                     }
@@ -307,7 +310,7 @@ impl EditorSink {
                 continue;
             }
             // The buffer's own text: it may hold the expected text with a final break added.
-            let current: Arc<str> = doc.rope.to_string().into();
+            let current = Arc::new(doc.rope.to_string());
             let undo = DocEdit {
                 path: e.path.clone(),
                 uri: e.uri.clone(),
@@ -315,14 +318,14 @@ impl EditorSink {
                 base: doc.rope.clone(),
                 changes: anchor_before_final_break(&current, minimal_changes(&current, &e.base_text)),
                 base_text: current,
-                expected: e.base_text.clone(),
+                expected: e.base.clone(),
                 was_dirty: e.was_dirty,
                 last_change: doc.last_change,
             };
             let Some((edit, _)) = workspace_edit(caps, &[&EditorOp::Edit(undo)]) else { continue };
             // Wait for the take-back to show, as for any edit, so that the retry reads the
             // buffer as it is after it.
-            let mut watch = self.shared.store.expect(e.path.real(), e.base_text.clone());
+            let mut watch = self.shared.store.expect(e.path.real(), e.base.clone());
             let limits = &self.shared.options.limits;
             let label = format!("{} (taken back)", self.label);
             let answer = tokio::time::timeout(limits.apply_timeout, self.send_edit(edit, &label)).await;
@@ -417,7 +420,7 @@ impl EditorSink {
     /// file's encoding and BOM.
     fn write_through(&self, disk: &Vfs, e: &DocEdit) -> Result<()> {
         let file = disk.read_text(&e.path)?;
-        let plan = EditPlan::edit_to(e.path.clone(), Base::from(file), &e.expected);
+        let plan = EditPlan::edit_to(e.path.clone(), Base::from(file), &e.expected.to_string());
         crate::sink::apply(self.shared.options.disk.as_ref(), &self.shared.options.config, disk, &plan).map(|_| ())
     }
 }
@@ -471,10 +474,18 @@ impl Sink for EditorSink {
     }
 }
 
-fn doc_edit(path: &SandboxPath, doc: DocState, base_text: Arc<str>, changes: Vec<TextChange>) -> DocEdit {
-    let expected: Arc<str> = apply_changes(&base_text, &changes).into();
+fn doc_edit(path: &SandboxPath, doc: DocState, base_text: Arc<String>, changes: Vec<TextChange>) -> DocEdit {
     // A change that changes nothing is not sent: the editor would report no didChange for it.
-    let changes = if *expected == *base_text { Vec::new() } else { anchor_before_final_break(&base_text, changes) };
+    let no_op = changes.iter().all(|c| base_text[c.range.start.get()..c.range.end.get()] == c.text);
+    let mut expected = doc.rope.clone();
+    // From the last change back (a plan's changes are sorted and disjoint), so that each range
+    // is still in the base's offsets.
+    for c in changes.iter().rev() {
+        let (start, end) = (expected.byte_to_char(c.range.start.get()), expected.byte_to_char(c.range.end.get()));
+        expected.remove(start..end);
+        expected.insert(start, &c.text);
+    }
+    let changes = if no_op { Vec::new() } else { anchor_before_final_break(&base_text, changes) };
     DocEdit {
         path: path.clone(),
         uri: doc.uri,

@@ -12,7 +12,6 @@ use ropey::Rope;
 use tokio::sync::watch;
 use tower_lsp::lsp_types::Url;
 
-use super::convert::final_break;
 use crate::text::{Document, LineEnding, Position, PositionEncoding};
 use crate::vfs::{OpenDocument, Overlay};
 
@@ -62,10 +61,12 @@ pub enum SyncError {
 #[derive(Debug)]
 struct Expected {
     path: PathBuf,
-    text: Arc<str>,
+    /// A rope (shares the unchanged parts with the document's), so that expecting a small change
+    /// in a large document copies nothing.
+    text: Rope,
     /// `text` with a final line break, when it has none: an editor that keeps the final line
     /// break as a buffer property (Neovim's 'eol') reports the text with one.
-    with_break: Option<String>,
+    with_break: Option<Rope>,
     /// Receives the version of the first change that produced `text`.
     reached: watch::Sender<Option<i32>>,
 }
@@ -243,11 +244,14 @@ impl Store {
 
     /// Starts watching for the document at `path` to pass through `text`; register before
     /// sending the edit, so the change it causes cannot be missed.
-    pub fn expect(&self, path: &Path, text: Arc<str>) -> Expectation<'_> {
+    pub fn expect(&self, path: &Path, text: Rope) -> Expectation<'_> {
         let (tx, rx) = watch::channel(None);
-        let with_break = final_break(&text).is_empty().then(|| {
-            let brk = LineEnding::detect(&text).break_for(&text);
-            format!("{text}{brk}")
+        let with_break = rope_final_break(&text).is_empty().then(|| {
+            let whole = text.to_string();
+            let brk = LineEnding::detect(&whole).break_for(&whole);
+            let mut with = text.clone();
+            with.insert(with.len_chars(), brk);
+            with
         });
         let expected = Arc::new(Expected { path: path.to_path_buf(), text, with_break, reached: tx });
         self.lock().expected.push(expected.clone());
@@ -257,7 +261,7 @@ impl Store {
 
 impl Expected {
     fn matches(&self, rope: &Rope) -> bool {
-        rope_eq(rope, &self.text) || self.with_break.as_deref().is_some_and(|t| rope_eq(rope, t))
+        ropes_eq(rope, &self.text) || self.with_break.as_ref().is_some_and(|t| ropes_eq(rope, t))
     }
 }
 
@@ -268,6 +272,24 @@ fn state(e: &Entry) -> DocState {
         version: e.version,
         dirty: e.dirty,
         last_change: e.last_change,
+    }
+}
+
+/// Whether two ropes hold the same text, checking the length first so most comparisons are O(1).
+pub fn ropes_eq(a: &Rope, b: &Rope) -> bool {
+    a.len_bytes() == b.len_bytes() && a == b
+}
+
+/// The line break `rope` ends with, if any (looking at its last two bytes only).
+pub fn rope_final_break(rope: &Rope) -> &'static str {
+    let n = rope.len_bytes();
+    let from = n.saturating_sub(2);
+    let tail: Vec<u8> = (from..n).map(|i| rope.byte(i)).collect();
+    match tail.as_slice() {
+        [.., b'\r', b'\n'] => "\r\n",
+        [.., b'\n'] => "\n",
+        [.., b'\r'] => "\r",
+        _ => "",
     }
 }
 
@@ -321,7 +343,7 @@ mod tests {
     fn expectation_sees_intermediate_texts() {
         let store = Store::default();
         store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("ab"), 1, false);
-        let mut exp = store.expect(Path::new("/w/a"), Arc::from("aXb"));
+        let mut exp = store.expect(Path::new("/w/a"), Rope::from_str("aXb"));
         // The edit and a keystroke after it arrive in one notification.
         let r = |c| Position::new(0, c);
         store
@@ -337,7 +359,7 @@ mod tests {
     fn an_added_final_break_still_counts() {
         let store = Store::default();
         store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("x\r\n"), 1, false);
-        let mut exp = store.expect(Path::new("/w/a"), Arc::from("x\r\nno break"));
+        let mut exp = store.expect(Path::new("/w/a"), Rope::from_str("x\r\nno break"));
         let end = Position::new(1, 0);
         store.change(&uri("a"), 2, [(Some((end, end)), "no break\r\n")], PositionEncoding::Utf8).expect("change");
         let rt = tokio::runtime::Builder::new_current_thread().build().expect("rt");
