@@ -144,12 +144,32 @@ impl Host for AttachedHost {
                     Err(e) => {
                         tracing::warn!(instance = %label, error = %e, "the editor's tether lsp went away; running on disk");
                         self.detach(&label).await;
+                        // A call that may have reached the lsp is run again here only when
+                        // running it twice is harmless; a change might already have landed.
+                        let sent = !matches!(e, ServiceError::TransportSend(_));
+                        if sent && !is_read_only(&call) {
+                            let e = crate::Error::new(
+                                crate::ErrorKind::IoError,
+                                format!(
+                                    "the editor's tether lsp went away during this {} call, which may or may not \
+                                     have been applied; read the files again before redoing it (tether now works \
+                                     on disk)",
+                                    call.name
+                                ),
+                            );
+                            return Ok(call.profile.error_result(&e));
+                        }
                     }
                 }
             }
             super::run_blocking(self.local.snapshot(), self.local.sink(), call).await
         })
     }
+}
+
+/// Whether the called tool changes nothing (so running it twice is harmless).
+fn is_read_only(call: &ToolCall) -> bool {
+    call.profile.tools(&call.config).iter().any(|t| t.name == call.name && t.effects.read_only)
 }
 
 /// A forwarded result back in the profile's terms (tether's results carry one text block).
