@@ -411,12 +411,16 @@ async fn a_stale_discovery_file_is_ignored_and_removed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stat_and_read_file_say_the_text_is_an_unsaved_buffer() {
     let runtime = runtime_dir();
-    let lsp = start_lsp(&[("a.txt", "on disk\n")], runtime.path()).await;
+    let lsp = start_lsp(&[("a.txt", "on disk\n"), ("b.txt", "closed\n")], runtime.path()).await;
     lsp.session.open("a.txt", "in the buffer\n");
     lsp.session.sync().await;
     let mcp = start_mcp(lsp.dir(), runtime.path(), &[]).await;
     let r = call(&mcp, "stat", json!({"path": "a.txt"})).await;
     let v: Value = serde_json::from_str(&body(&r)).expect("json");
     assert_eq!((v["open"].clone(), v["dirty"].clone()), (json!(true), json!(true)), "{v}");
+    let r = body(&call(&mcp, "read_file", json!({"path": "a.txt"})).await);
+    assert!(r.ends_with("(from the open editor buffer, which has unsaved changes)"), "{r}");
+    let r = body(&call(&mcp, "read_file", json!({"path": "b.txt"})).await);
+    assert!(!r.contains("editor buffer"), "a closed file says nothing: {r}");
     mcp.cancel().await.expect("close");
 }

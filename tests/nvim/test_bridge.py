@@ -89,7 +89,9 @@ def test_read_file_and_grep_see_the_unsaved_buffer(editor, assistant):
     assert editor.modified()
     # Neovim reports typing after a short debounce; tether reads what it has been told.
     wait_until("the typed text to reach tether", lambda: "# unsaved" in text_of(editor.call("read_file", path="src/main.py")))
-    assert "return 1 + 41  # unsaved" in ok(assistant.call("read_file", path="src/main.py"))
+    read = ok(assistant.call("read_file", path="src/main.py"))
+    assert "return 1 + 41  # unsaved" in read
+    assert read.endswith("(from the open editor buffer, which has unsaved changes)"), read
     found = ok(assistant.call("grep", pattern="unsaved", output_mode="content"))
     assert "src/main.py" in found and "41  # unsaved" in found, found
     assert disk(editor, "src/main.py") == MAIN

@@ -41,6 +41,9 @@ pub trait Connector: Send + Sync + 'static {
 /// How long after a failed attempt to find an lsp the next call tries again.
 pub const REATTACH_INTERVAL: Duration = Duration::from_secs(1);
 
+/// How long finding, connecting to and initializing a session with an lsp may take.
+const ATTACH_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// The host of an attachable `tether mcp`: forwards calls to the attached lsp, else runs them on
 /// disk.
 pub struct AttachedHost {
@@ -95,14 +98,27 @@ impl AttachedHost {
     async fn attach(&self, state: &mut State) {
         state.last_try = Some(Instant::now());
         let Some(root) = self.local.roots().into_iter().next() else { return };
-        let Some(conn) = self.connector.connect(&root).await else { return };
-        match ().serve((conn.reader, conn.writer)).await {
-            Ok(session) => {
-                tracing::info!(instance = %conn.label, "attached to the editor's tether lsp");
-                state.session = Some(session);
-                state.label = conn.label;
+        // Calls wait on this lock meanwhile, so an lsp that accepts but never answers (stopped,
+        // wedged) must not hold them for long.
+        let attempt = async {
+            let conn = self.connector.connect(&root).await?;
+            let label = conn.label;
+            match ().serve((conn.reader, conn.writer)).await {
+                Ok(session) => Some((session, label)),
+                Err(e) => {
+                    tracing::warn!(instance = %label, error = %e, "could not attach to the editor's tether lsp");
+                    None
+                }
             }
-            Err(e) => tracing::warn!(instance = %conn.label, error = %e, "could not attach to the editor's tether lsp"),
+        };
+        match tokio::time::timeout(ATTACH_TIMEOUT, attempt).await {
+            Ok(Some((session, label))) => {
+                tracing::info!(instance = %label, "attached to the editor's tether lsp");
+                state.session = Some(session);
+                state.label = label;
+            }
+            Ok(None) => {}
+            Err(_) => tracing::warn!("the editor's tether lsp did not answer in time; serving on disk"),
         }
     }
 
