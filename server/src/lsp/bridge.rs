@@ -55,9 +55,10 @@ impl Host for LspHost {
             };
             let (mut result, applied) = self.shared.call_tool_applied(profile, name, args, cancel).await;
             // The standard result names only the buffers a change reached; a client attached from
-            // outside the editor is also told which files went straight to disk.
+            // outside the editor is also told which files went straight to disk. Results with
+            // structured content are a contract's exact shape and stay as they are.
             if let (Ok(r), Some(applied)) = (&mut result, applied) {
-                if !r.is_error {
+                if !r.is_error && r.structured.is_none() {
                     for (path, dest) in applied.files.iter().filter(|(_, d)| *d == Destination::Disk) {
                         r.text.push_str(&format!("\n{path}: {dest} (not open in the editor)"));
                     }
