@@ -34,6 +34,16 @@ pub enum Command {
     Mcp(McpArgs),
     /// Serve the tools to an editor as a language server on stdio, over its live buffers.
     Lsp(LspArgs),
+    /// List the running `tether lsp` instances that `tether mcp` can attach to.
+    Status(StatusArgs),
+}
+
+/// `tether status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `tether lsp`. The workspace roots are the editor's workspace folders.
@@ -56,6 +66,9 @@ pub struct LspArgs {
     /// Warnings and errors also go to the editor (`window/logMessage`).
     #[arg(long, value_name = "LEVEL")]
     pub log_level: Option<String>,
+    /// Do not serve the bridge socket that lets `tether mcp` attach to this editor.
+    #[arg(long)]
+    pub no_bridge: bool,
 }
 
 /// `tether mcp`.
@@ -67,6 +80,10 @@ pub struct McpArgs {
     /// Log level for stderr (error, warn, info, debug, trace); `TETHER_LOG` takes a full filter.
     #[arg(long, value_name = "LEVEL")]
     pub log_level: Option<String>,
+    /// Run tools in the editor's `tether lsp` serving this root (`auto`: the deepest root, then
+    /// the newest instance; or a pid), so that they see its buffers; `never` serves on disk.
+    #[arg(long, value_name = "auto|never|PID", default_value = "auto")]
+    pub attach: crate::bridge::Attach,
     #[command(flatten)]
     /// The HTTP transport, when asked for.
     pub http: HttpArgs,
@@ -176,6 +193,7 @@ pub fn main() -> ExitCode {
         Command::Tools(args) => tools(args),
         Command::Mcp(args) => mcp(args),
         Command::Lsp(args) => lsp(args),
+        Command::Status(args) => status(args),
     }
 }
 
@@ -299,9 +317,21 @@ fn mcp(args: McpArgs) -> ExitCode {
             Err(e) => fail(format_args!("mcp http server: {e:#}")),
         };
     }
-    match crate::mcp::run_stdio(profile, args.serve.config(), ws) {
+    let connector = crate::bridge::SocketConnector::new(args.attach, &args.serve.profile)
+        .map(|c| Arc::new(c) as Arc<dyn crate::mcp::remote::Connector>);
+    match crate::mcp::run_stdio(profile, args.serve.config(), ws, connector) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(format_args!("mcp server: {e:#}")),
+    }
+}
+
+fn status(args: StatusArgs) -> ExitCode {
+    match crate::bridge::status(args.json) {
+        Ok(text) => {
+            print(&text);
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e),
     }
 }
 
@@ -310,6 +340,7 @@ fn lsp(args: LspArgs) -> ExitCode {
         profile: args.profile,
         config: Config { read_only: args.read_only, ..Config::default() },
         save: args.save,
+        bridge: !args.no_bridge,
         ..crate::lsp::Options::default()
     };
     match crate::lsp::run_stdio(options, args.log_level.as_deref()) {

@@ -5,6 +5,7 @@
 //! names and formats, and the frontends ([`cli`]) speak to the outside world. [`exec`] runs shell
 //! commands for the `run` tool, the one tool with effects outside the read view.
 
+pub mod bridge;
 pub mod cli;
 pub mod edit;
 pub mod error;

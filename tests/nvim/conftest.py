@@ -54,6 +54,11 @@ class Editor:
         for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
             (home / var).mkdir()
             env[var] = str(home / var)
+        # tether lsp's bridge socket and discovery file live here: one private directory per test,
+        # which a `tether mcp` started by the test must be given too.
+        self.runtime = home / "runtime"
+        self.runtime.mkdir(mode=0o700)
+        env["XDG_RUNTIME_DIR"] = str(self.runtime)
         self.log = open(home / "nvim.stderr", "w")
         self.proc = subprocess.Popen(
             [nvim_bin(), "--headless", "-u", str(HERE / "init.lua"), "-i", "NONE", "--listen", str(sock), first_file],

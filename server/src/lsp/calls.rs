@@ -2,7 +2,7 @@
 //!
 //! This is the one place that retries a call whose edit met a buffer that changed meanwhile:
 //! the tool runs again on a fresh snapshot, up to [`Limits::max_attempts`](super::Limits) times.
-//! `tether.callTool` and (later) calls arriving over the bridge socket both come through
+//! `tether.callTool` and calls arriving over the bridge socket both come through
 //! [`Shared::call_tool`].
 
 use std::sync::Arc;
@@ -15,6 +15,7 @@ use super::sink::EditorSink;
 use super::Limits;
 use crate::error::{Error, ErrorKind};
 use crate::profiles::{CallError, CallResult, Profile};
+use crate::sink::Applied;
 use crate::tools::{Cancel, Context};
 
 /// Admission and concurrency of tool calls.
@@ -50,6 +51,17 @@ impl Shared {
         args: Value,
         cancel: Cancel,
     ) -> Result<CallResult, CallError> {
+        self.call_tool_applied(profile, name, args, cancel).await.0
+    }
+
+    /// [`Shared::call_tool`], also saying where the changes of the attempt that counted went.
+    pub async fn call_tool_applied(
+        self: &Arc<Self>,
+        profile: Arc<dyn Profile>,
+        name: String,
+        args: Value,
+        cancel: Cancel,
+    ) -> (Result<CallResult, CallError>, Option<Applied>) {
         let limits = &self.options.limits;
         let _turn = match tokio::time::timeout(limits.queue_timeout, self.calls.running.acquire()).await {
             Ok(Ok(permit)) => permit,
@@ -62,16 +74,16 @@ impl Shared {
                         limits.max_running
                     ),
                 );
-                return Ok(profile.error_result(&e));
+                return (Ok(profile.error_result(&e)), None);
             }
         };
         let max = limits.max_attempts.max(1);
         let mut attempt = 1;
         loop {
-            let (result, retry) =
+            let (result, retry, applied) =
                 self.attempt(profile.clone(), name.clone(), args.clone(), cancel.clone(), attempt == max).await;
             if !retry || attempt >= max || cancel.is_cancelled() {
-                return result;
+                return (result, applied);
             }
             tracing::info!(tool = %name, attempt, "a buffer changed while the edit was applied; running the tool again");
             attempt += 1;
@@ -87,7 +99,7 @@ impl Shared {
         args: Value,
         cancel: Cancel,
         last: bool,
-    ) -> (Result<CallResult, CallError>, bool) {
+    ) -> (Result<CallResult, CallError>, bool, Option<Applied>) {
         let shared = self.clone();
         let handle = tokio::runtime::Handle::current();
         let fallback = profile.clone();
@@ -96,19 +108,20 @@ impl Shared {
                 let e = Error::invalid(
                     "the editor has no workspace folder open; tether's tools work inside workspace folders",
                 );
-                return (Ok(profile.error_result(&e)), false);
+                return (Ok(profile.error_result(&e)), false, None);
             };
             let sink = EditorSink::new(shared.clone(), handle, &name, last);
             let ctx = Context { vfs: &vfs, config: &shared.options.config, cancel: &cancel };
             let result = profile.call(&ctx, &sink, &name, args);
-            (result, sink.wants_retry())
+            (result, sink.wants_retry(), sink.applied())
         });
         match task.await {
             Ok(out) => out,
             Err(e) => {
                 let what = if e.is_panic() { "the tool panicked" } else { "the tool was cancelled" };
                 tracing::error!(error = %e, "tool call failed");
-                (Ok(fallback.error_result(&Error::new(ErrorKind::IoError, format!("internal error: {what}")))), false)
+                let e = Error::new(ErrorKind::IoError, format!("internal error: {what}"));
+                (Ok(fallback.error_result(&e)), false, None)
             }
         }
     }

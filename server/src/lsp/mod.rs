@@ -13,6 +13,7 @@
 //!   slot while it waits for the editor's `didChange`, so tool calls are capped well below that
 //!   ([`Limits::max_admitted`]) and every wait on the editor is bounded.
 
+mod bridge;
 mod calls;
 mod capabilities;
 mod convert;
@@ -99,6 +100,8 @@ pub struct Options {
     /// Whether buffers that were clean before an edit are saved after it (the editor's
     /// `initializationOptions.save` overrides it).
     pub save: SavePolicy,
+    /// Whether `run_stdio` serves the bridge for `tether mcp` (a private Unix socket).
+    pub bridge: bool,
 }
 
 /// What happens to a buffer that was clean before a tool changed it.
@@ -121,6 +124,7 @@ impl Default for Options {
             disk: Arc::new(DiskSink),
             limits: Limits::default(),
             save: SavePolicy::default(),
+            bridge: true,
         }
     }
 }
@@ -132,6 +136,7 @@ impl std::fmt::Debug for Options {
             .field("config", &self.config)
             .field("limits", &self.limits)
             .field("save", &self.save)
+            .field("bridge", &self.bridge)
             .finish_non_exhaustive()
     }
 }
@@ -157,19 +162,47 @@ where
 }
 
 /// Runs `tether lsp` on stdio: logs to stderr, and warnings and errors to the editor too.
+/// Serves the bridge for `tether mcp` alongside (unless `options.bridge` is off) and removes its
+/// socket and discovery file on the way out, also on SIGTERM and SIGINT.
 /// Returns whether the editor sent `shutdown` before `exit`.
 pub fn run_stdio(options: Options, log_level: Option<&str>) -> anyhow::Result<bool> {
     let forward = logging::init(log_level);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let clean = rt.block_on(async move {
+        let with_bridge = options.bridge;
         let (service, socket) = service(options);
         forward.connect(service.inner().client().clone());
         let backend = service.inner().clone_handle();
+        let shared = backend.shared();
+        let bridge = async move {
+            if with_bridge {
+                bridge::serve(shared).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
         let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
-        transport::serve_until_exit(stdin, stdout, service, socket, CONCURRENCY_LEVEL).await;
+        // Leaving this select drops the bridge future, which removes the socket and the file.
+        tokio::select! {
+            () = transport::serve_until_exit(stdin, stdout, service, socket, CONCURRENCY_LEVEL) => {}
+            () = bridge => {}
+            signal = terminated() => tracing::info!(signal, "stopping"),
+        }
         backend.was_shut_down()
     });
     // A tool still running when the editor leaves must not keep the process alive.
     rt.shutdown_timeout(Duration::from_secs(1));
     Ok(clean)
+}
+
+/// Resolves when the process is asked to stop (SIGTERM or SIGINT), naming the signal.
+async fn terminated() -> &'static str {
+    use tokio::signal::unix::{signal, SignalKind};
+    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        (Ok(mut term), Ok(mut int)) => tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        },
+        _ => std::future::pending().await,
+    }
 }

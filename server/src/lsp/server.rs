@@ -43,6 +43,8 @@ pub(crate) struct Shared {
     /// The workspace folders' paths as the editor named them, and the workspace over them
     /// (`None` while the editor has opened no folder).
     roots: Mutex<(Vec<PathBuf>, Option<Arc<Workspace>>)>,
+    /// The workspace's (canonical) roots, for the bridge's discovery file.
+    pub roots_changed: tokio::sync::watch::Sender<Vec<PathBuf>>,
     profiles: Mutex<HashMap<String, Arc<dyn Profile>>>,
 }
 
@@ -102,8 +104,10 @@ impl Shared {
                 }
             }
         };
-        tracing::info!(roots = ?ws.as_ref().map(|w| w.roots().to_vec()), "workspace folders set");
+        let canonical = ws.as_ref().map(|w| w.roots().to_vec()).unwrap_or_default();
+        tracing::info!(roots = ?canonical, "workspace folders set");
         *self.roots.lock().unwrap_or_else(|e| e.into_inner()) = (roots, ws);
+        self.roots_changed.send_replace(canonical);
     }
 
     /// A read view for one tool call: the open documents over the disk. `None` without a
@@ -151,6 +155,7 @@ impl Backend {
                 save: OnceLock::new(),
                 shut_down: AtomicBool::new(false),
                 roots: Mutex::new((Vec::new(), None)),
+                roots_changed: tokio::sync::watch::channel(Vec::new()).0,
                 profiles: Mutex::new(HashMap::new()),
             }),
         }
@@ -164,6 +169,11 @@ impl Backend {
     /// Another handle on the same backend, which outlives the service that owns this one.
     pub fn clone_handle(&self) -> Backend {
         Backend { shared: self.shared.clone() }
+    }
+
+    /// The state the handlers share (the bridge endpoint runs calls through it).
+    pub(crate) fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
     }
 
     /// Whether the editor sent `shutdown`.

@@ -55,6 +55,8 @@ pub(crate) struct EditorSink {
     label: String,
     last_attempt: bool,
     retry: AtomicBool,
+    /// What the last successful `apply` did (the bridge reports disk destinations too).
+    applied: std::sync::Mutex<Option<Applied>>,
 }
 
 /// A change to one open document.
@@ -95,7 +97,19 @@ impl EditorOp {
 impl EditorSink {
     /// A sink for one attempt of tool `tool`; `last_attempt` words a conflict as final.
     pub fn new(shared: Arc<Shared>, handle: Handle, tool: &str, last_attempt: bool) -> EditorSink {
-        EditorSink { shared, handle, label: format!("tether: {tool}"), last_attempt, retry: AtomicBool::new(false) }
+        EditorSink {
+            shared,
+            handle,
+            label: format!("tether: {tool}"),
+            last_attempt,
+            retry: AtomicBool::new(false),
+            applied: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Where each change of the last applied plan went, if one was applied.
+    pub fn applied(&self) -> Option<Applied> {
+        self.applied.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Whether the plan met a buffer that changed meanwhile, so that running the tool again on
@@ -427,6 +441,14 @@ impl EditorSink {
 
 impl Sink for EditorSink {
     fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
+        let applied = self.apply_plan(vfs, plan)?;
+        *self.applied.lock().unwrap_or_else(|e| e.into_inner()) = Some(applied.clone());
+        Ok(applied)
+    }
+}
+
+impl EditorSink {
+    fn apply_plan(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
         let caps = self.shared.caps();
         let steps = self.route(plan, &caps)?;
         let editor: Vec<&EditorOp> = steps.iter().flatten().collect();

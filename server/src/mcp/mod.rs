@@ -1,14 +1,18 @@
 //! `tether mcp`: the tools of a profile as an MCP server, on rmcp.
 //!
 //! Only this module names rmcp. The handler is transport-agnostic: stdio for `tether mcp`, and
-//! any `AsyncRead + AsyncWrite` pair (duplex pipes in tests, the bridge socket later). What the
-//! tools read and where their changes go is the [`Host`]'s business: the disk for a standalone
-//! server, the editor's buffers inside `tether lsp`.
+//! any `AsyncRead + AsyncWrite` pair (duplex pipes in tests, the bridge socket). What the tools
+//! read and where their changes go is the [`Host`]'s business: the disk for a standalone server,
+//! the editor's buffers inside `tether lsp` (served over the bridge socket), or, for a `tether mcp`
+//! attached to an editor's `tether lsp`, that lsp ([`remote::AttachedHost`]).
 
 pub mod http;
+pub mod remote;
 mod roots;
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -27,6 +31,23 @@ use crate::tools::{Cancel, Config, Context};
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
 
+/// A boxed future, as the object-safe [`Host`] returns them.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One tool call, as the MCP server hands it to its [`Host`].
+pub struct ToolCall {
+    /// The profile that names and formats the tool.
+    pub profile: Arc<dyn Profile>,
+    /// The server's configuration.
+    pub config: Config,
+    /// The tool's name in the profile (already checked to be listed).
+    pub name: String,
+    /// The tool's arguments.
+    pub args: Value,
+    /// Set when the client cancels the request.
+    pub cancel: Cancel,
+}
+
 /// What the MCP server runs tools against: a read view for each call, and a sink for changes.
 pub trait Host: Send + Sync + 'static {
     /// A fresh snapshot for one tool call.
@@ -36,6 +57,31 @@ pub trait Host: Send + Sync + 'static {
     /// Replaces the workspace roots with the client's (MCP roots). Hosts whose roots belong to
     /// someone else (the editor, inside `tether lsp`) ignore this.
     fn set_roots(&self, roots: Vec<PathBuf>) -> crate::Result<()>;
+    /// Runs one call. By default the tool runs on the blocking pool against [`Host::snapshot`]
+    /// and [`Host::sink`]; the lsp's host runs it through the lsp's own call path (admission,
+    /// retries, saving), and an attached `tether mcp` forwards it to that lsp.
+    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<CallResult, CallError>> {
+        Box::pin(run_blocking(self.snapshot(), self.sink(), call))
+    }
+}
+
+/// Runs `call` on the blocking pool against `vfs` and `sink`, so a slow tool never stalls the
+/// protocol loop; a panic becomes an error result.
+pub async fn run_blocking(vfs: Vfs, sink: Arc<dyn Sink>, call: ToolCall) -> Result<CallResult, CallError> {
+    let ToolCall { profile, config, name, args, cancel } = call;
+    let fallback = profile.clone();
+    let task = tokio::task::spawn_blocking(move || {
+        let ctx = Context { vfs: &vfs, config: &config, cancel: &cancel };
+        profile.call(&ctx, sink.as_ref(), &name, args)
+    });
+    match task.await {
+        Ok(result) => result,
+        Err(e) => {
+            let what = if e.is_panic() { "the tool panicked" } else { "the tool was cancelled" };
+            tracing::error!(error = %e, "tool call failed");
+            Ok(fallback.error_result(&crate::Error::new(crate::ErrorKind::IoError, format!("internal error: {what}"))))
+        }
+    }
 }
 
 /// The standalone host: the disk, under roots the command line or the client chose.
@@ -52,6 +98,11 @@ impl DiskHost {
 
     fn workspace(&self) -> Arc<Workspace> {
         self.workspace.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The current roots (canonical).
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.workspace().roots().to_vec()
     }
 }
 
@@ -78,7 +129,7 @@ pub struct McpServer {
 }
 
 struct Inner {
-    profile: Box<dyn Profile>,
+    profile: Arc<dyn Profile>,
     config: Config,
     host: Arc<dyn Host>,
     tools: Vec<ToolInfo>,
@@ -91,7 +142,8 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(500);
 
 impl McpServer {
     /// A server offering `profile`'s tools under `config`, run against `host`.
-    pub fn new(profile: Box<dyn Profile>, config: Config, host: Arc<dyn Host>) -> McpServer {
+    pub fn new(profile: impl Into<Arc<dyn Profile>>, config: Config, host: Arc<dyn Host>) -> McpServer {
+        let profile = profile.into();
         let tools = profile.tools(&config);
         let mcp_tools = tools.iter().map(to_mcp_tool).collect();
         McpServer { inner: Arc::new(Inner { profile, config, host, tools, mcp_tools }) }
@@ -113,30 +165,11 @@ impl McpServer {
         self.inner.mcp_tools.clone()
     }
 
-    /// Runs one call on the blocking pool, so a slow tool never stalls the protocol loop; a panic
-    /// becomes an error result.
+    /// Runs one call through the host.
     async fn run_call(&self, name: String, args: Value, cancel: Cancel) -> Result<CallResult, CallError> {
-        let inner = self.inner.clone();
-        let task = tokio::task::spawn_blocking(move || {
-            let vfs = inner.host.snapshot();
-            let sink = inner.host.sink();
-            let ctx = Context { vfs: &vfs, config: &inner.config, cancel: &cancel };
-            inner.profile.call(&ctx, sink.as_ref(), &name, args)
-        });
-        match task.await {
-            Ok(result) => result,
-            Err(e) => {
-                let what = if e.is_panic() { "the tool panicked" } else { "the tool was cancelled" };
-                tracing::error!(error = %e, "tool call failed");
-                Ok(CallResult {
-                    text: serde_json::json!({"error": "io_error", "message": format!("internal error: {what}")})
-                        .to_string(),
-                    structured: None,
-                    items: Vec::new(),
-                    is_error: true,
-                })
-            }
-        }
+        let inner = &self.inner;
+        let call = ToolCall { profile: inner.profile.clone(), config: inner.config.clone(), name, args, cancel };
+        inner.host.call(call).await
     }
 
     /// Replaces the roots with the client's. Roots are deprecated in the newest MCP revision but
@@ -285,11 +318,26 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// Serves `tether mcp` on stdio until the client closes it.
-pub fn run_stdio(profile: Box<dyn Profile>, config: Config, workspace: Workspace) -> anyhow::Result<()> {
+/// Serves `tether mcp` on stdio until the client closes it: standalone on disk, or attached to an
+/// editor's `tether lsp` through `connector` whenever one serves the root.
+pub fn run_stdio(
+    profile: Box<dyn Profile>,
+    config: Config,
+    workspace: Workspace,
+    connector: Option<Arc<dyn remote::Connector>>,
+) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async move {
-        let server = McpServer::new(profile, config, Arc::new(DiskHost::new(workspace)));
+        let disk = DiskHost::new(workspace);
+        let host: Arc<dyn Host> = match connector {
+            Some(connector) => {
+                let host = remote::AttachedHost::new(disk, connector);
+                host.try_attach().await;
+                Arc::new(host)
+            }
+            None => Arc::new(disk),
+        };
+        let server = McpServer::new(profile, config, host);
         server.serve(rmcp::transport::stdio_pipes()).await
     })
 }

@@ -103,8 +103,16 @@ pub fn read_page(ctx: &Context<'_>, path: &SandboxPath, page: Page, paged: bool)
         .with_path(path.given()));
     }
     let file = ctx.vfs.read_text(path)?;
-    Ok(format_page(path.given(), &file.text, page))
+    let mut out = format_page(path.given(), &file.text, page);
+    // The model must know that the text is not what the file on disk holds.
+    if let crate::vfs::Origin::Buffer { dirty: true, .. } = meta.origin {
+        out.push_str(UNSAVED_NOTE);
+    }
+    Ok(out)
 }
+
+/// Appended to a page read from an editor buffer with unsaved changes.
+pub const UNSAVED_NOTE: &str = "\n(from the open editor buffer, which has unsaved changes)";
 
 /// Numbers and pages `text`.
 pub fn format_page(shown: &str, text: &str, page: Page) -> String {

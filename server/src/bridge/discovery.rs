@@ -1,0 +1,287 @@
+//! The private runtime directory and the discovery files in it: one `<pid>.json` per live
+//! `tether lsp`, naming its roots, socket and token.
+
+use std::fs;
+use std::io::{self, Read as _, Write as _};
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The environment variable naming the per-user runtime directory (XDG base directories).
+const XDG_RUNTIME_DIR: &str = "XDG_RUNTIME_DIR";
+
+/// One live `tether lsp`, as its discovery file records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Instance {
+    /// The lsp's process id.
+    pub pid: u32,
+    /// Its workspace roots (canonical paths).
+    pub roots: Vec<PathBuf>,
+    /// The Unix socket it listens on, inside the runtime directory.
+    pub socket: PathBuf,
+    /// The profile its calls use when they name none.
+    pub profile: String,
+    /// The secret a client sends first: 256 random bits, hex.
+    pub token: String,
+    /// tether's version.
+    pub version: String,
+    /// When it started, in milliseconds since the Unix epoch (orders instances newest first).
+    pub started: u64,
+}
+
+impl Instance {
+    /// How deep the deepest of its roots that contains `root` is (in path components), or
+    /// `None` when no root contains it.
+    pub fn depth_serving(&self, root: &Path) -> Option<usize> {
+        self.roots.iter().filter(|r| root.starts_with(r)).map(|r| r.components().count()).max()
+    }
+}
+
+/// The private runtime directory: `$XDG_RUNTIME_DIR/tether`, else `tether-<uid>` in the temp
+/// directory. Created 0700; refused when it is not a directory we own or others may enter it.
+pub fn runtime_dir() -> io::Result<PathBuf> {
+    let uid = rustix::process::geteuid().as_raw();
+    let base = std::env::var_os(XDG_RUNTIME_DIR).map(PathBuf::from).filter(|p| p.is_absolute() && p.is_dir());
+    let dir = match base {
+        Some(base) => base.join("tether"),
+        None => std::env::temp_dir().join(format!("tether-{uid}")),
+    };
+    ensure_private_dir(&dir, uid)?;
+    Ok(dir)
+}
+
+/// Creates `dir` 0700 if missing, then checks it: a real directory (not a symlink), owned by
+/// `uid`, with no rights for group or others.
+pub fn ensure_private_dir(dir: &Path, uid: u32) -> io::Result<()> {
+    match fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = fs::symlink_metadata(dir)?;
+    if !meta.file_type().is_dir() {
+        return Err(refuse(dir, "is not a directory"));
+    }
+    if meta.uid() != uid {
+        return Err(refuse(dir, &format!("is owned by uid {}, not by us ({uid})", meta.uid())));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(refuse(dir, &format!("has mode {:o}; it must be 0700", meta.mode() & 0o777)));
+    }
+    Ok(())
+}
+
+fn refuse(dir: &Path, why: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!("{}: {why}; tether will not use it as its private runtime directory", dir.display()),
+    )
+}
+
+/// The discovery file of process `pid`.
+pub fn file_of(dir: &Path, pid: u32) -> PathBuf {
+    dir.join(format!("{pid}.json"))
+}
+
+/// The socket of process `pid`.
+pub fn socket_of(dir: &Path, pid: u32) -> PathBuf {
+    dir.join(format!("{pid}.sock"))
+}
+
+/// Writes `instance`'s discovery file atomically (a 0600 temp file renamed over it).
+pub fn write(dir: &Path, instance: &Instance) -> io::Result<()> {
+    let path = file_of(dir, instance.pid);
+    let tmp = dir.join(format!(".{}.json.tmp", instance.pid));
+    let json = serde_json::to_vec(instance).map_err(io::Error::other)?;
+    let _ = fs::remove_file(&tmp);
+    let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+    f.write_all(&json)?;
+    f.sync_all()?;
+    drop(f);
+    fs::rename(&tmp, &path)
+}
+
+/// Reads one discovery file, checking it is a regular file we own that no one else may read.
+pub fn read(path: &Path) -> io::Result<Instance> {
+    // The directory is private, so nothing can swap the file between this check and the read.
+    let meta = fs::symlink_metadata(path)?;
+    let uid = rustix::process::geteuid().as_raw();
+    if !meta.is_file() || meta.uid() != uid || meta.permissions().mode() & 0o077 != 0 {
+        return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("{}: not a private file", path.display())));
+    }
+    let mut s = String::new();
+    fs::File::open(path)?.read_to_string(&mut s)?;
+    serde_json::from_str(&s).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// Whether process `pid` exists.
+pub fn is_alive(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else { return false };
+    let Some(pid) = rustix::process::Pid::from_raw(raw) else { return false };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        // It exists but belongs to someone else: not ours, but not dead either.
+        Err(e) => e == rustix::io::Errno::PERM,
+    }
+}
+
+/// The live instances in `dir`, newest first. Files of dead processes are removed with their
+/// sockets; unreadable or foreign files are skipped.
+pub fn list(dir: &Path) -> Vec<Instance> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let mut live = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Some(pid) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".json"))
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        match read(&path) {
+            Ok(instance) if instance.pid != pid => {
+                tracing::warn!(path = %path.display(), "discovery file names another pid; ignored");
+            }
+            Ok(instance) if !is_alive(pid) => {
+                tracing::debug!(pid, "removing the discovery file of a dead tether lsp");
+                let _ = fs::remove_file(&path);
+                if instance.socket == socket_of(dir, pid) {
+                    let _ = fs::remove_file(&instance.socket);
+                }
+            }
+            // The socket must be the one this directory would hold for that pid: a file that
+            // points elsewhere is not followed.
+            Ok(instance) if instance.socket != socket_of(dir, pid) => {
+                tracing::warn!(path = %path.display(), "discovery file names a socket outside the runtime directory; ignored");
+            }
+            Ok(instance) => live.push(instance),
+            Err(e) => tracing::debug!(path = %path.display(), error = %e, "discovery file ignored"),
+        }
+    }
+    live.sort_by(|a, b| b.started.cmp(&a.started).then(b.pid.cmp(&a.pid)));
+    live
+}
+
+/// The instance that should serve `root`: the one with the deepest root containing it, the
+/// newest among equals. `only` restricts the choice to one pid.
+pub fn pick<'a>(instances: &'a [Instance], root: &Path, only: Option<u32>) -> Option<&'a Instance> {
+    instances
+        .iter()
+        .filter(|i| only.is_none_or(|pid| i.pid == pid))
+        .filter_map(|i| i.depth_serving(root).map(|d| (d, i)))
+        // `instances` is newest first and `max_by_key` keeps the last maximum: reverse so the
+        // newest wins a tie.
+        .rev()
+        .max_by_key(|(d, _)| *d)
+        .map(|(_, i)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn instance(pid: u32, roots: &[&str], started: u64, dir: &Path) -> Instance {
+        Instance {
+            pid,
+            roots: roots.iter().map(PathBuf::from).collect(),
+            socket: socket_of(dir, pid),
+            profile: "standard".into(),
+            token: "00".repeat(32),
+            version: "0".into(),
+            started,
+        }
+    }
+
+    fn uid() -> u32 {
+        rustix::process::geteuid().as_raw()
+    }
+
+    #[test]
+    fn the_deepest_root_wins_then_the_newest() {
+        let d = Path::new("/run");
+        let all = vec![
+            instance(4, &["/w"], 40, d),
+            instance(3, &["/w/app"], 30, d),
+            instance(2, &["/w/app", "/x"], 20, d),
+            instance(1, &["/w/app/sub"], 10, d),
+        ];
+        let pid = |root: &str, only| pick(&all, Path::new(root), only).map(|i| i.pid);
+        assert_eq!(pid("/w/app/src", None), Some(3));
+        assert_eq!(pid("/w/app/sub/deeper", None), Some(1));
+        assert_eq!(pid("/w/other", None), Some(4));
+        assert_eq!(pid("/x/y", None), Some(2));
+        assert_eq!(pid("/w/app_evil", None), Some(4), "roots match whole components");
+        assert_eq!(pid("/nowhere", None), None);
+        assert_eq!(pid("/w/app/src", Some(2)), Some(2));
+        assert_eq!(pid("/nowhere", Some(2)), None);
+    }
+
+    #[test]
+    fn the_directory_is_created_private_and_refused_when_open_to_others() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("tether");
+        ensure_private_dir(&dir, uid()).expect("created");
+        assert_eq!(fs::metadata(&dir).expect("meta").mode() & 0o777, 0o700);
+        // Existing and private: accepted again.
+        ensure_private_dir(&dir, uid()).expect("reused");
+
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).expect("chmod");
+        let e = ensure_private_dir(&dir, uid()).expect_err("group and others may enter");
+        assert!(e.to_string().contains("mode 755"), "{e}");
+
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).expect("chmod");
+        let e = ensure_private_dir(&dir, uid() + 1).expect_err("another owner");
+        assert!(e.to_string().contains("owned by"), "{e}");
+
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&dir, &link).expect("symlink");
+        let e = ensure_private_dir(&link, uid()).expect_err("a symlink");
+        assert!(e.to_string().contains("not a directory"), "{e}");
+    }
+
+    #[test]
+    fn discovery_files_are_private_and_round_trip() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let me = instance(std::process::id(), &["/w"], 1, tmp.path());
+        write(tmp.path(), &me).expect("write");
+        let path = file_of(tmp.path(), me.pid);
+        assert_eq!(fs::metadata(&path).expect("meta").mode() & 0o777, 0o600);
+        assert_eq!(read(&path).expect("read"), me);
+        assert_eq!(list(tmp.path()), vec![me.clone()]);
+
+        // A file others may read is not trusted.
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).expect("chmod");
+        assert!(read(&path).is_err());
+        assert!(list(tmp.path()).is_empty());
+    }
+
+    #[test]
+    fn stale_files_are_ignored_and_removed() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        // A child that has exited and been reaped: its pid is dead.
+        let mut child = std::process::Command::new("true").spawn().expect("spawn true");
+        let dead = child.id();
+        child.wait().expect("wait");
+        let stale = instance(dead, &["/w"], 2, tmp.path());
+        write(tmp.path(), &stale).expect("write");
+        fs::write(&stale.socket, "").expect("socket stand-in");
+        let live = instance(std::process::id(), &["/w"], 1, tmp.path());
+        write(tmp.path(), &live).expect("write");
+
+        assert_eq!(list(tmp.path()), vec![live]);
+        assert!(!file_of(tmp.path(), dead).exists(), "the stale file is removed");
+        assert!(!stale.socket.exists(), "with its socket");
+    }
+
+    #[test]
+    fn a_file_pointing_outside_the_directory_is_ignored() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut me = instance(std::process::id(), &["/w"], 1, tmp.path());
+        me.socket = PathBuf::from("/tmp/elsewhere.sock");
+        write(tmp.path(), &me).expect("write");
+        assert!(list(tmp.path()).is_empty());
+    }
+}

@@ -1,0 +1,151 @@
+//! The bridge: `tether mcp` reaching the editor's `tether lsp` over a private Unix socket.
+//!
+//! Only this module knows the socket and its format. A `tether lsp` with workspace roots listens
+//! on `<runtime dir>/<pid>.sock` and describes itself in `<runtime dir>/<pid>.json`
+//! ([`discovery`]); the runtime directory is `$XDG_RUNTIME_DIR/tether`, else `tether-<uid>` in the
+//! temp directory, always 0700 and ours. A connection is served only when
+//!
+//! 1. the peer's effective uid is ours (`SO_PEERCRED` on Linux, `getpeereid` on macOS), and
+//! 2. its first line is a JSON object `{"token": "<64 hex digits>", "profile": "<name>"}` whose
+//!    token equals the discovery file's (compared in constant time);
+//!
+//! anything else is closed without a reply. After that line the connection carries MCP
+//! (newline-delimited JSON-RPC) to the same `McpServer` the standalone server runs, whose host
+//! sends every call through the lsp's own call path ([`listen`]). `tether mcp` finds the
+//! instance serving its root and forwards calls to it ([`attach`]).
+
+mod attach;
+pub mod discovery;
+mod listen;
+
+use std::fmt::Write as _;
+use std::io::{self, Read as _};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+pub use attach::SocketConnector;
+pub use discovery::{runtime_dir, Instance};
+pub use listen::{Endpoint, MakeServer};
+
+/// The first line a client sends.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hello {
+    /// The instance's token, from its discovery file.
+    pub token: String,
+    /// The profile the client serves (the lsp serves its tools under the same names).
+    pub profile: String,
+}
+
+/// The longest first line the endpoint reads before giving up on a connection.
+pub const MAX_HELLO: u64 = 1024;
+
+/// A fresh token: 256 bits from the operating system's random source, as hex.
+pub fn new_token() -> io::Result<String> {
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    let mut hex = String::with_capacity(64);
+    for b in bytes {
+        let _ = write!(hex, "{b:02x}");
+    }
+    Ok(hex)
+}
+
+/// Whether `given` equals `expected`, in time that depends only on their lengths (so a client
+/// cannot find the token byte by byte by timing refusals).
+pub fn tokens_match(given: &str, expected: &str) -> bool {
+    let (a, b) = (given.as_bytes(), expected.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `tether mcp --attach`: whether and to which `tether lsp` to attach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Attach {
+    /// The live instance serving the root (deepest root, then newest), if any.
+    #[default]
+    Auto,
+    /// Never: always serve on disk.
+    Never,
+    /// Only the instance with this pid (when it serves the root).
+    Pid(u32),
+}
+
+impl FromStr for Attach {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Attach, String> {
+        match s {
+            "auto" => Ok(Attach::Auto),
+            "never" => Ok(Attach::Never),
+            n => n.parse().map(Attach::Pid).map_err(|_| format!("`{n}` is not auto, never or a process id")),
+        }
+    }
+}
+
+/// `tether status`: the live instances (never their tokens), as text or JSON.
+pub fn status(as_json: bool) -> io::Result<String> {
+    let dir = runtime_dir()?;
+    let live = discovery::list(&dir);
+    if as_json {
+        let list: Vec<_> = live
+            .iter()
+            .map(|i| {
+                json!({"pid": i.pid, "roots": i.roots, "socket": i.socket, "profile": i.profile,
+                       "version": i.version, "started": i.started})
+            })
+            .collect();
+        return Ok(serde_json::to_string_pretty(&json!({"runtime_dir": dir, "instances": list})).unwrap_or_default());
+    }
+    if live.is_empty() {
+        return Ok(format!("no tether lsp is running (runtime directory {})", dir.display()));
+    }
+    let mut out = String::new();
+    for i in &live {
+        let roots: Vec<_> = i.roots.iter().map(|r| r.display().to_string()).collect();
+        let _ = writeln!(out, "pid {}  tether {}  profile {}", i.pid, i.version, i.profile);
+        let _ = writeln!(
+            out,
+            "  serves  {}",
+            if roots.is_empty() { "(no workspace folder)".into() } else { roots.join(", ") }
+        );
+        let _ = writeln!(out, "  socket  {}", i.socket.display());
+    }
+    Ok(out.trim_end().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_256_random_bits_in_hex() {
+        let (a, b) = (new_token().expect("token"), new_token().expect("token"));
+        assert_eq!(a.len(), 64);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn tokens_match_only_when_equal() {
+        let t = new_token().expect("token");
+        assert!(tokens_match(&t, &t));
+        assert!(!tokens_match("", &t));
+        assert!(!tokens_match(&t[..63], &t));
+        let mut wrong = t.clone().into_bytes();
+        wrong[63] = if wrong[63] == b'0' { b'1' } else { b'0' };
+        assert!(!tokens_match(std::str::from_utf8(&wrong).expect("utf8"), &t));
+    }
+
+    #[test]
+    fn attach_parses() {
+        assert_eq!("auto".parse(), Ok(Attach::Auto));
+        assert_eq!("never".parse(), Ok(Attach::Never));
+        assert_eq!("1234".parse(), Ok(Attach::Pid(1234)));
+        assert!("sometimes".parse::<Attach>().is_err());
+    }
+}

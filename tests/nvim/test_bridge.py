@@ -1,0 +1,137 @@
+"""The bridge end to end: a real Neovim runs tether lsp, and the official MCP Python SDK client
+drives a `tether mcp` that attaches to it. The assistant reads the unsaved buffer, its edits land
+in Neovim's buffer (checked through Neovim's API) and not on disk while the buffer is dirty, and
+when Neovim dies the next call runs standalone on disk."""
+
+import asyncio
+import concurrent.futures
+import os
+import pathlib
+import threading
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from conftest import PATIENCE, tether_bin, text_of, wait_until
+
+MAIN = "def main():\n    return 1\n"
+
+
+class Assistant:
+    """An MCP SDK client session with `tether mcp`, run on its own thread and event loop, since
+    pynvim runs an event loop of its own on the test's thread."""
+
+    def __init__(self, root: pathlib.Path, runtime: pathlib.Path):
+        env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TETHER_LOG="warn")
+        self.params = StdioServerParameters(command=tether_bin(), args=["mcp", "--root", str(root)], env=env)
+        self.ready = concurrent.futures.Future()
+        self.loop = None
+        self.queue = None
+        self.thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
+        self.thread.start()
+        self.ready.result(PATIENCE)
+
+    async def _main(self):
+        try:
+            self.loop = asyncio.get_running_loop()
+            self.queue = asyncio.Queue()
+            with open(os.devnull, "w") as devnull:
+                async with stdio_client(self.params, errlog=devnull) as (read, write):
+                    async with ClientSession(read, write) as session:
+                        await session.initialize()
+                        self.ready.set_result(True)
+                        while (item := await self.queue.get()) is not None:
+                            tool, arguments, answer = item
+                            try:
+                                answer.set_result(await session.call_tool(tool, arguments))
+                            except Exception as e:  # handed to the test's thread
+                                answer.set_exception(e)
+        except Exception as e:
+            if not self.ready.done():
+                self.ready.set_exception(e)
+            raise
+
+    def call(self, tool: str, **arguments):
+        answer = concurrent.futures.Future()
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, (tool, arguments, answer))
+        return answer.result(PATIENCE)
+
+    def close(self):
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, None)
+        self.thread.join(PATIENCE)
+
+
+@pytest.fixture
+def assistant(editor):
+    # The lsp publishes its discovery file once it has the editor's folder.
+    wait_until("tether lsp's discovery file", lambda: list((editor.runtime / "tether").glob("*.json")))
+    a = Assistant(editor.root, editor.runtime)
+    yield a
+    a.close()
+
+
+def disk(editor, rel: str) -> str:
+    return (editor.root / rel).read_text()
+
+
+def ok(result) -> str:
+    assert not result.is_error, text_of_sdk(result)
+    return text_of_sdk(result)
+
+
+def text_of_sdk(result) -> str:
+    return "".join(c.text for c in result.content if c.type == "text")
+
+
+def test_read_file_and_grep_see_the_unsaved_buffer(editor, assistant):
+    editor.type_at(2, 12, " + 41  # unsaved")
+    assert editor.modified()
+    # Neovim reports typing after a short debounce; tether reads what it has been told.
+    wait_until("the typed text to reach tether", lambda: "# unsaved" in text_of(editor.call("read_file", path="src/main.py")))
+    read = ok(assistant.call("read_file", path="src/main.py"))
+    assert "return 1 + 41  # unsaved" in read
+    assert read.endswith("(from the open editor buffer, which has unsaved changes)"), read
+    found = ok(assistant.call("grep", pattern="unsaved", output_mode="content"))
+    assert "src/main.py" in found and "41  # unsaved" in found, found
+    assert disk(editor, "src/main.py") == MAIN
+
+
+def test_edit_file_lands_in_the_dirty_buffer_and_not_on_disk(editor, assistant):
+    editor.type_at(1, 0, "# typed\n")
+    wait_until("the typed text to reach tether", lambda: "# typed" in text_of(editor.call("read_file", path="src/main.py")))
+    r = ok(assistant.call("edit_file", path="src/main.py", old_string="return 1", new_string="return 2"))
+    assert "src/main.py: applied to the open editor buffer, which has unsaved changes" in r, r
+    assert editor.lines() == ["# typed", "def main():", "    return 2"]
+    assert editor.modified()
+    assert disk(editor, "src/main.py") == MAIN, "a dirty buffer's file is untouched"
+
+
+def test_apply_patch_lands_in_the_open_buffer_and_on_disk_for_the_closed_file(editor, assistant):
+    editor.type_at(1, 0, "# typed\n")
+    wait_until("the typed text to reach tether", lambda: "# typed" in text_of(editor.call("read_file", path="src/main.py")))
+    patch = (
+        "*** Begin Patch\n"
+        "*** Update File: src/main.py\n@@\n-    return 1\n+    return 3\n"
+        "*** Update File: notes.txt\n@@\n-beta\n+BETA\n"
+        "*** End Patch\n"
+    )
+    r = ok(assistant.call("apply_patch", patch=patch))
+    assert "src/main.py: applied to the open editor buffer" in r, r
+    assert "notes.txt: written to disk" in r, r
+    assert editor.lines() == ["# typed", "def main():", "    return 3"]
+    assert disk(editor, "src/main.py") == MAIN
+    assert disk(editor, "notes.txt") == "alpha\nBETA\ngamma\n"
+
+
+def test_killing_neovim_mid_session_falls_back_to_disk(editor, assistant):
+    editor.type_at(2, 12, " # in the buffer")
+    wait_until("the typed text to reach tether", lambda: "# in the buffer" in text_of(editor.call("read_file", path="src/main.py")))
+    assert "# in the buffer" in ok(assistant.call("read_file", path="src/main.py"))
+
+    editor.proc.kill()
+    editor.proc.wait(timeout=PATIENCE)
+    r = ok(assistant.call("read_file", path="src/main.py"))
+    assert "# in the buffer" not in r and "return 1" in r, r
+    ok(assistant.call("edit_file", path="src/main.py", old_string="return 1", new_string="return 4"))
+    assert disk(editor, "src/main.py") == "def main():\n    return 4\n"
