@@ -24,6 +24,9 @@ pub struct OpenDocument {
     pub version: i32,
     /// Whether the buffer has changes not yet saved to disk.
     pub dirty: bool,
+    /// The document store's change clock when this text was current: it ticks on every open and
+    /// change, so two snapshots with the same stamp hold the same text (0 outside an editor).
+    pub stamp: u64,
 }
 
 /// A snapshot of the open documents, keyed by real (canonical) path.
@@ -70,6 +73,8 @@ pub enum Origin {
         version: i32,
         /// Whether the buffer has unsaved changes.
         dirty: bool,
+        /// The store's change clock for this text (see [`OpenDocument::stamp`]).
+        stamp: u64,
     },
 }
 
@@ -162,7 +167,7 @@ impl Vfs {
                 len: (open.doc.len() + if open.doc.has_bom() { 3 } else { 0 }) as u64,
                 modified: disk.as_ref().and_then(|m| m.modified().ok()),
                 mode: disk.as_ref().map(mode_of),
-                origin: Origin::Buffer { version: open.version, dirty: open.dirty },
+                origin: Origin::Buffer { version: open.version, dirty: open.dirty, stamp: open.stamp },
             });
         }
         let m = disk.map_err(|e| Error::io(&e, p.given()))?;
@@ -191,7 +196,7 @@ impl Vfs {
                 text: open.doc.text(),
                 encoding: open.doc.encoding(),
                 bom: open.doc.has_bom(),
-                origin: Origin::Buffer { version: open.version, dirty: open.dirty },
+                origin: Origin::Buffer { version: open.version, dirty: open.dirty, stamp: open.stamp },
             });
         }
         let bytes = self.read_bytes(p)?;
@@ -288,12 +293,12 @@ mod tests {
         assert_eq!(Vfs::disk(ws.clone()).read_text(&p).expect("read").text, "disk\n");
 
         let mut docs = BTreeMap::new();
-        let open = OpenDocument { doc: Document::from_text("buffer\n"), version: 3, dirty: true };
+        let open = OpenDocument { doc: Document::from_text("buffer\n"), version: 3, dirty: true, stamp: 0 };
         docs.insert(p.real().to_path_buf(), open);
         let vfs = Vfs::new(ws, Arc::new(Overlay::from_docs(docs)));
         let t = vfs.read_text(&p).expect("read");
         assert_eq!(t.text, "buffer\n");
-        assert_eq!(t.origin, Origin::Buffer { version: 3, dirty: true });
+        assert_eq!(t.origin, Origin::Buffer { version: 3, dirty: true, stamp: 0 });
         assert_eq!(vfs.metadata(&p).expect("meta").len, 7);
     }
 

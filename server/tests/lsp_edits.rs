@@ -299,6 +299,27 @@ async fn a_user_edit_between_read_and_apply_is_retried_on_the_new_text() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_buffer_reopened_at_the_same_version_is_not_mistaken_for_the_one_read() {
+    let e = start(neovim_capabilities(), editor_script(Strictness::Strict, ChangeOrder::AfterAnswer)).await;
+    let s = Arc::new(e.s);
+    s.open_from_disk("a.txt");
+    let (handle, session) = (tokio::runtime::Handle::current(), s.clone());
+    let reopened = "one\ntwo \u{1F600} tr\u{EA}s\nreopened\n";
+    e.hooks.before_apply.lock().expect("lock").push(Box::new(move || {
+        // After the tool read version 1: the editor closes the buffer and opens it again, with
+        // other text and the same version number.
+        session.client.send(session.editor.close(&session.uri("a.txt")));
+        session.open("a.txt", reopened);
+        handle.block_on(session.sync());
+    }));
+    let r = plan(&s, replace_two()).await;
+    assert_eq!(e.hooks.plan_runs.load(Ordering::SeqCst), 2, "the first plan was stale: {r}");
+    let want = format!("{EDITED}reopened\n");
+    assert_eq!(s.editor.buffer(&s.uri("a.txt")).map(|b| b.1), Some(want.clone()));
+    assert_eq!(s.server_copy("a.txt").await.map(|d| d.1), Some(want));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partly_applied_edits_are_taken_back_before_the_retry() {
     // Two buffers in one edit; the user types in b.txt just before, so a lenient editor applies
     // a.txt's part and skips b.txt's. tether takes a.txt's back, then retries both.

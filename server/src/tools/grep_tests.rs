@@ -202,7 +202,7 @@ fn walk_rules() {
 fn open_buffers_shadow_files() {
     let mut f = fixture("//- open.txt\ndisk needle_disk\n//- closed.txt\nneedle_disk too\n//- sub/\n");
     let root = f.dir.path().canonicalize().expect("canonical");
-    let doc = |text: &str| OpenDocument { doc: Document::from_text(text), version: 2, dirty: true };
+    let doc = |text: &str| OpenDocument { doc: Document::from_text(text), version: 2, dirty: true, stamp: 0 };
     let mut docs = BTreeMap::new();
     docs.insert(root.join("open.txt"), doc("buffer needle_buf\nline two\n"));
     // Never saved: only the overlay has it.

@@ -455,7 +455,8 @@ Extensions by size:
         symlink(outside.path().join("secret_dir"), f.dir.path().join("link_out")).expect("symlink");
         let ws = Arc::new(f.vfs.workspace().clone());
         let a = ws.resolve("a.txt").expect("inside");
-        let open = OpenDocument { doc: Document::from_text("a much longer buffer\n"), version: 2, dirty: true };
+        let open =
+            OpenDocument { doc: Document::from_text("a much longer buffer\n"), version: 2, dirty: true, stamp: 0 };
         f.vfs = Vfs::new(ws, Arc::new(Overlay::from_docs(BTreeMap::from([(a.real().to_path_buf(), open)]))));
         let out = f.call("overview", json!({"depth": 3})).expect("overview");
         // Hidden entries count; the outside tree is neither followed nor named; the open buffer

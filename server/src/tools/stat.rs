@@ -108,7 +108,7 @@ fn rfc3339(t: SystemTime) -> Option<String> {
 /// The buffer state and the text's shape of the file `path`.
 fn file_fields(ctx: &Context<'_>, path: &SandboxPath, meta: &Metadata, out: &mut Map<String, Value>) {
     match meta.origin {
-        Origin::Buffer { version, dirty } => {
+        Origin::Buffer { version, dirty, .. } => {
             out.insert("open".into(), json!(true));
             out.insert("dirty".into(), json!(dirty));
             out.insert("version".into(), json!(version));
@@ -272,12 +272,12 @@ mod tests {
         let mut docs = BTreeMap::new();
         let a = ws.resolve("a.txt").expect("inside");
         let open = Document::from_bytes(b"\xEF\xBB\xBFone\r\ntwo\r\nthree".to_vec()).expect("text");
-        docs.insert(a.real().to_path_buf(), OpenDocument { doc: open, version: 7, dirty: true });
+        docs.insert(a.real().to_path_buf(), OpenDocument { doc: open, version: 7, dirty: true, stamp: 0 });
         // A buffer never saved: no file on disk, so no time or mode.
         let new = ws.resolve("new.txt").expect("inside");
         docs.insert(
             new.real().to_path_buf(),
-            OpenDocument { doc: Document::from_text("x\n"), version: 1, dirty: true },
+            OpenDocument { doc: Document::from_text("x\n"), version: 1, dirty: true, stamp: 0 },
         );
         f.vfs = Vfs::new(ws, Arc::new(Overlay::from_docs(docs)));
 

@@ -155,7 +155,7 @@ fn the_session_reads_open_buffers() {
 
     let f = fixture("//- sub/a.txt\nsaved\n");
     let real = f.vfs.resolve("sub/a.txt").expect("inside").real().to_path_buf();
-    let open = OpenDocument { doc: Document::from_text("unsaved\nedit\n"), version: 4, dirty: true };
+    let open = OpenDocument { doc: Document::from_text("unsaved\nedit\n"), version: 4, dirty: true, stamp: 0 };
     let overlay = Overlay::from_docs(BTreeMap::from([(real, open)]));
     let vfs = Vfs::new(Arc::new(f.vfs.workspace().clone()), Arc::new(overlay));
     let ctx = crate::tools::Context { vfs: &vfs, config: &f.config, cancel: &f.cancel };
