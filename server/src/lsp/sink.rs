@@ -176,7 +176,7 @@ impl EditorSink {
                         .with_path(path.given()));
                     }
                     Some(doc) => {
-                        let base_text = Arc::new(doc.rope.to_string());
+                        let base_text = Arc::new(String::from(&doc.rope));
                         let changes = minimal_changes(&base_text, text);
                         Some(EditorOp::Edit(doc_edit(path, doc, base_text, changes)))
                     }
@@ -326,7 +326,7 @@ impl EditorSink {
                 continue;
             }
             // The buffer's own text: it may hold the expected text with a final break added.
-            let current = Arc::new(doc.rope.to_string());
+            let current = Arc::new(String::from(&doc.rope));
             let undo = DocEdit {
                 path: e.path.clone(),
                 uri: e.uri.clone(),
@@ -436,7 +436,7 @@ impl EditorSink {
     /// file's encoding and BOM.
     fn write_through(&self, disk: &Vfs, e: &DocEdit) -> Result<()> {
         let file = disk.read_text(&e.path)?;
-        let plan = EditPlan::edit_to(e.path.clone(), Base::from(file), &e.expected.to_string());
+        let plan = EditPlan::edit_to(e.path.clone(), Base::from(file), &String::from(&e.expected));
         crate::sink::apply(self.shared.options.disk.as_ref(), &self.shared.options.config, disk, &plan).map(|_| ())
     }
 }

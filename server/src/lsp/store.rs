@@ -252,7 +252,7 @@ impl Store {
     pub fn expect(&self, path: &Path, text: Rope) -> Expectation<'_> {
         let (tx, rx) = watch::channel(None);
         let with_break = rope_final_break(&text).is_empty().then(|| {
-            let whole = text.to_string();
+            let whole = String::from(&text);
             let brk = LineEnding::detect(&whole).break_for(&whole);
             let mut with = text.clone();
             with.insert(with.len_chars(), brk);

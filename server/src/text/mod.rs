@@ -169,7 +169,7 @@ impl Document {
 
     /// The whole text as one string.
     pub fn text(&self) -> String {
-        self.rope.to_string()
+        String::from(&self.rope)
     }
 
     /// The length of the text in bytes (without the BOM).

@@ -7,5 +7,5 @@ use crate::lsp::server::Shared;
 /// The document's version, text and dirty flag, or `None` when it is not open.
 pub(crate) fn handle(shared: &Shared, params: DebugDocumentParams) -> Option<DebugDocument> {
     let doc = shared.store.get_by_uri(&params.uri)?;
-    Some(DebugDocument { version: doc.version, text: doc.rope.to_string(), dirty: doc.dirty })
+    Some(DebugDocument { version: doc.version, text: String::from(&doc.rope), dirty: doc.dirty })
 }
