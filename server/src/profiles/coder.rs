@@ -55,13 +55,7 @@ enum Reply {
 type Run = fn(&Context<'_>, &dyn Sink, Value) -> Result<Reply>;
 
 /// One tool of the profile.
-struct CoderTool {
-    name: &'static str,
-    description: &'static str,
-    schema: fn() -> Value,
-    effects: Effects,
-    run: Run,
-}
+type CoderTool = super::Entry<Run>;
 
 const WRITE: Effects = Effects { read_only: false, destructive: true, idempotent: false, open_world: false };
 
@@ -255,24 +249,11 @@ impl Profile for Coder {
     }
 
     fn tools(&self, config: &Config) -> Vec<ToolInfo> {
-        TOOLS
-            .iter()
-            .filter(|t| t.effects.read_only || !config.read_only)
-            .map(|t| ToolInfo {
-                name: t.name,
-                description: t.description,
-                input_schema: (t.schema)(),
-                effects: t.effects,
-            })
-            .collect()
+        super::listed(TOOLS, config)
     }
 
     fn call(&self, ctx: &Context<'_>, sink: &dyn Sink, name: &str, args: Value) -> Result<CallResult, CallError> {
-        let tool = TOOLS
-            .iter()
-            .find(|t| t.name == name)
-            .filter(|t| t.effects.read_only || !ctx.config.read_only)
-            .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
+        let tool = super::served(TOOLS, name, ctx.config)?;
         Ok(match (tool.run)(ctx, sink, args) {
             Ok(Reply::Text(text)) => CallResult { text, structured: None, items: Vec::new(), is_error: false },
             Ok(Reply::Json(v)) => {

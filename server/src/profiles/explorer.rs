@@ -72,20 +72,15 @@ impl Failure {
 
 type Run = fn(&Context<'_>, Value) -> std::result::Result<Value, Failure>;
 
-/// One tool of the profile.
-struct ExplorerTool {
-    name: &'static str,
-    description: &'static str,
-    schema: fn() -> Value,
-    run: Run,
-}
+/// One tool of the profile (all of them change nothing).
+type ExplorerTool = super::Entry<Run>;
 
 #[rustfmt::skip]
 const TOOLS: &[ExplorerTool] = &[
-    ExplorerTool { name: "list_files", description: LIST_FILES, schema: schema_of::<ListFilesArgs>, run: list_files },
-    ExplorerTool { name: "read_file", description: READ_FILE, schema: schema_of::<ReadFileArgs>, run: read_file },
-    ExplorerTool { name: "search_files", description: SEARCH_FILES, schema: schema_of::<SearchFilesArgs>, run: search_files },
-    ExplorerTool { name: "get_repo_overview", description: OVERVIEW, schema: schema_of::<OverviewArgs>, run: overview },
+    ExplorerTool { name: "list_files", description: LIST_FILES, schema: schema_of::<ListFilesArgs>, effects: Effects::READ, run: list_files },
+    ExplorerTool { name: "read_file", description: READ_FILE, schema: schema_of::<ReadFileArgs>, effects: Effects::READ, run: read_file },
+    ExplorerTool { name: "search_files", description: SEARCH_FILES, schema: schema_of::<SearchFilesArgs>, effects: Effects::READ, run: search_files },
+    ExplorerTool { name: "get_repo_overview", description: OVERVIEW, schema: schema_of::<OverviewArgs>, effects: Effects::READ, run: overview },
 ];
 
 const LIST_FILES: &str = "List files and directories within the repository, depth-first in name order. \
@@ -206,20 +201,12 @@ impl Profile for Explorer {
         "explorer"
     }
 
-    fn tools(&self, _config: &Config) -> Vec<ToolInfo> {
-        TOOLS
-            .iter()
-            .map(|t| ToolInfo {
-                name: t.name,
-                description: t.description,
-                input_schema: (t.schema)(),
-                effects: Effects::READ,
-            })
-            .collect()
+    fn tools(&self, config: &Config) -> Vec<ToolInfo> {
+        super::listed(TOOLS, config)
     }
 
     fn call(&self, ctx: &Context<'_>, _sink: &dyn Sink, name: &str, args: Value) -> Result<CallResult, CallError> {
-        let tool = TOOLS.iter().find(|t| t.name == name).ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
+        let tool = super::served(TOOLS, name, ctx.config)?;
         match (tool.run)(ctx, args) {
             Ok(v) => Ok(CallResult {
                 text: serde_json::to_string_pretty(&v).unwrap_or_default(),

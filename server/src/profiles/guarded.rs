@@ -41,12 +41,8 @@ pub struct Guarded;
 /// Effects of the tools that change files.
 const WRITES: Effects = Effects { read_only: false, destructive: true, idempotent: false, open_world: false };
 
-struct Spec {
-    name: &'static str,
-    description: &'static str,
-    schema: fn() -> Value,
-    effects: Effects,
-}
+/// One tool of the profile; the profile dispatches on the name, so there is no entry point.
+type Spec = super::Entry<()>;
 
 const TOOLS: &[Spec] = &[
     Spec {
@@ -71,6 +67,7 @@ mismatch or malformed diff), ReadOnly.",
             })
         },
         effects: WRITES,
+        run: (),
     },
     Spec {
         name: "append_file",
@@ -85,6 +82,7 @@ ReadOnly.",
             )
         },
         effects: Effects { read_only: false, destructive: false, idempotent: false, open_world: false },
+        run: (),
     },
     Spec {
         name: "write_file",
@@ -99,6 +97,7 @@ PermissionDenied (the operating system refused), ReadOnly.",
             )
         },
         effects: Effects { read_only: false, destructive: true, idempotent: true, open_world: false },
+        run: (),
     },
     Spec {
         name: "create_directory",
@@ -115,6 +114,7 @@ exists is not an error. Errors: OutsideRoot, ReadOnly.",
             })
         },
         effects: Effects { read_only: false, destructive: false, idempotent: true, open_world: false },
+        run: (),
     },
     Spec {
         name: "move_file",
@@ -135,6 +135,7 @@ ReadOnly.",
             })
         },
         effects: WRITES,
+        run: (),
     },
     Spec {
         name: "run_command",
@@ -161,6 +162,7 @@ stderr). Errors: CommandNotAllowed (the message lists the allowed commands), Out
             })
         },
         effects: Effects { read_only: true, destructive: false, idempotent: false, open_world: false },
+        run: (),
     },
 ];
 
@@ -181,16 +183,10 @@ impl Profile for Guarded {
         "guarded"
     }
 
+    /// Every tool, in read-only mode too: the contract keeps the changing ones listed, and
+    /// they answer `ReadOnly`.
     fn tools(&self, _config: &Config) -> Vec<ToolInfo> {
-        TOOLS
-            .iter()
-            .map(|t| ToolInfo {
-                name: t.name,
-                description: t.description,
-                input_schema: (t.schema)(),
-                effects: t.effects,
-            })
-            .collect()
+        TOOLS.iter().map(super::Entry::info).collect()
     }
 
     fn call(&self, ctx: &Context<'_>, sink: &dyn Sink, name: &str, args: Value) -> Result<CallResult, CallError> {

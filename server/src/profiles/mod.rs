@@ -54,6 +54,49 @@ impl ToolInfo {
     }
 }
 
+/// One tool of a contract profile's table: how it is listed, and `run`, how that profile runs it
+/// (each profile has its own entry-point signature).
+pub(crate) struct Entry<R> {
+    /// The tool's name in the profile.
+    pub name: &'static str,
+    /// Its description, written for a model.
+    pub description: &'static str,
+    /// Its argument schema.
+    pub schema: fn() -> Value,
+    /// Its effects.
+    pub effects: Effects,
+    /// How the profile runs it.
+    pub run: R,
+}
+
+impl<R> Entry<R> {
+    /// The tool as a profile lists it.
+    pub fn info(&self) -> ToolInfo {
+        ToolInfo {
+            name: self.name,
+            description: self.description,
+            input_schema: (self.schema)(),
+            effects: self.effects,
+        }
+    }
+
+    /// Whether the tool is served under `config` (read-only mode serves only tools that change
+    /// nothing).
+    pub fn served(&self, config: &Config) -> bool {
+        self.effects.read_only || !config.read_only
+    }
+}
+
+/// The tools of `table` served under `config`, as listed.
+pub(crate) fn listed<R>(table: &[Entry<R>], config: &Config) -> Vec<ToolInfo> {
+    table.iter().filter(|t| t.served(config)).map(Entry::info).collect()
+}
+
+/// The entry of tool `name` in `table` if it is served under `config`, else an unknown tool.
+pub(crate) fn served<'t, R>(table: &'t [Entry<R>], name: &str, config: &Config) -> Result<&'t Entry<R>, CallError> {
+    table.iter().find(|t| t.name == name && t.served(config)).ok_or_else(|| CallError::UnknownTool(name.to_owned()))
+}
+
 /// The result of a tool call, in the shape every frontend can carry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallResult {

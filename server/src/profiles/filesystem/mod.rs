@@ -46,13 +46,7 @@ const WRITE_IDEMPOTENT: Effects = Effects { read_only: false, destructive: false
 const COMMAND: Effects = Effects { read_only: false, destructive: true, idempotent: false, open_world: true };
 
 /// A tool of this profile: its listing and its entry point.
-struct Entry {
-    name: &'static str,
-    description: &'static str,
-    schema: fn() -> Value,
-    effects: Effects,
-    run: fn(&Call<'_>, &Args) -> Result<CallResult, CallError>,
-}
+type Entry = super::Entry<fn(&Call<'_>, &Args) -> Result<CallResult, CallError>>;
 
 /// One call's context and sink.
 pub(crate) struct Call<'a> {
@@ -87,24 +81,11 @@ impl Profile for Filesystem {
     }
 
     fn tools(&self, config: &Config) -> Vec<ToolInfo> {
-        TOOLS
-            .iter()
-            .filter(|t| t.effects.read_only || !config.read_only)
-            .map(|t| ToolInfo {
-                name: t.name,
-                description: t.description,
-                input_schema: (t.schema)(),
-                effects: t.effects,
-            })
-            .collect()
+        super::listed(TOOLS, config)
     }
 
     fn call(&self, ctx: &Context<'_>, sink: &dyn Sink, name: &str, args: Value) -> Result<CallResult, CallError> {
-        let tool = TOOLS
-            .iter()
-            .find(|t| t.name == name)
-            .filter(|t| t.effects.read_only || !ctx.config.read_only)
-            .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
+        let tool = super::served(TOOLS, name, ctx.config)?;
         let args = Args::new(args)?;
         (tool.run)(&Call { ctx, sink }, &args)
     }

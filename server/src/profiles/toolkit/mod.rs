@@ -56,16 +56,9 @@ impl Reply {
 /// What a tool returns: its reply, or the message of the error reply.
 type Answer = Result<Reply, String>;
 
-/// One tool of the profile.
-struct Spec {
-    name: &'static str,
-    description: &'static str,
-    schema: fn() -> Value,
-    effects: Effects,
-    /// How it runs inside the session's workspace; `None` for `set_workspace`, which the
-    /// profile answers itself since it chooses that workspace.
-    run: Option<Run>,
-}
+/// One tool of the profile. `run` says how it runs inside the session's workspace; `None` for
+/// `set_workspace`, which the profile answers itself since it chooses that workspace.
+type Spec = super::Entry<Option<Run>>;
 
 type Run = fn(&Context<'_>, &dyn Sink, &Args) -> Answer;
 
@@ -91,23 +84,11 @@ impl Profile for Toolkit {
     }
 
     fn tools(&self, config: &Config) -> Vec<ToolInfo> {
-        TOOLS
-            .iter()
-            .filter(|t| t.effects.read_only || !config.read_only)
-            .map(|t| ToolInfo {
-                name: t.name,
-                description: t.description,
-                input_schema: (t.schema)(),
-                effects: t.effects,
-            })
-            .collect()
+        super::listed(TOOLS, config)
     }
 
     fn call(&self, ctx: &Context<'_>, sink: &dyn Sink, name: &str, args: Value) -> Result<CallResult, CallError> {
-        let spec = TOOLS
-            .iter()
-            .find(|t| t.name == name && (t.effects.read_only || !ctx.config.read_only))
-            .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
+        let spec = super::served(TOOLS, name, ctx.config)?;
         let answer = Args::new(args, &(spec.schema)()).and_then(|args| {
             let Some(run) = spec.run else {
                 return self.set_workspace(ctx, &args);
