@@ -211,7 +211,8 @@ pub fn line_span(first: usize, last: usize) -> String {
 pub fn replace(text: &str, old: &str, new: &str, replace_all: bool) -> Result<Replaced, Miss> {
     let view = Mapped::lf(text);
     let hay = view.text();
-    let brk = LineEnding::detect(text).break_for(text);
+    // The view changed nothing only when the text has no `\r`: its breaks are all `\n`.
+    let brk = if view.changed() { LineEnding::detect(text).break_for(text) } else { "\n" };
     let old = Mapped::lf(old);
     let new = Mapped::lf(new);
     let (old, new) = (old.text(), new.text());
@@ -272,8 +273,9 @@ fn occurrences(hay: &str, needle: &str) -> Vec<Range<usize>> {
     if needle.is_empty() {
         return out;
     }
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
     let mut from = 0;
-    while let Some(i) = hay[from..].find(needle) {
+    while let Some(i) = finder.find(&hay.as_bytes()[from..]) {
         let start = from + i;
         out.push(start..start + needle.len());
         from = start + hay[start..].chars().next().map_or(1, char::len_utf8);
