@@ -119,7 +119,7 @@ pub fn format_page(shown: &str, text: &str, page: Page) -> String {
     if text.is_empty() {
         return "(empty file)".to_owned();
     }
-    let total = lines(text).count();
+    let total = crate::text::LineFacts::of(text).lines;
     let first = match page.offset {
         None => 1,
         Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
@@ -135,10 +135,12 @@ pub fn format_page(shown: &str, text: &str, page: Page) -> String {
     }
     let last = first.saturating_add(page.limit - 1).min(total);
     let width = last.to_string().len().max(6);
-    let mut out = String::with_capacity(text.len().min(page.limit * 80) + 64);
-    for (i, (content, _)) in lines(text).enumerate().skip(first - 1).take(last + 1 - first) {
-        let n = i + 1;
-        let _ = write!(out, "{n:>width$}\t");
+    // Sized for the page and its number column at once: growing a page of a large file by
+    // doubling would briefly hold twice its size.
+    let shown = last + 1 - first;
+    let mut out = String::with_capacity(text.len().min(page.limit.saturating_mul(80)) + shown * (width + 1) + 128);
+    for (i, (content, _)) in lines(text).enumerate().skip(first - 1).take(shown) {
+        push_line_number(&mut out, i + 1, width);
         push_truncated(&mut out, content);
         out.push('\n');
     }
@@ -151,8 +153,33 @@ pub fn format_page(shown: &str, text: &str, page: Page) -> String {
     out
 }
 
+/// Appends `n` right-aligned in `width` columns and a tab (`format!` costs more than the line
+/// itself on a page of short lines).
+fn push_line_number(out: &mut String, n: usize, width: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let digits = std::str::from_utf8(&digits[at..]).unwrap_or_default();
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(digits.len())));
+    out.push_str(digits);
+    out.push('\t');
+}
+
 /// Appends `line`, cut at [`MAX_LINE_CHARS`] characters with a marker saying how much was left.
 fn push_truncated(out: &mut String, line: &str) {
+    // No more bytes than the limit means no more characters either.
+    if line.len() <= MAX_LINE_CHARS {
+        out.push_str(line);
+        return;
+    }
     match line.char_indices().nth(MAX_LINE_CHARS) {
         None => out.push_str(line),
         Some((cut, _)) => {
@@ -227,6 +254,26 @@ five
         assert!(first.ends_with(" [... line truncated, 5 more characters]"), "{first}");
         assert_eq!(first.matches('\u{4E2D}').count(), 2000);
         assert!(out.ends_with("     2\tshort"));
+
+        // At the limit exactly nothing is cut; one character more is.
+        f.write("ascii.txt", format!("{}\n{}x\n", "a".repeat(2000), "b".repeat(2000)));
+        let out = f.call("read_file", json!({"path": "ascii.txt"})).expect("read");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], format!("     1\t{}", "a".repeat(2000)));
+        assert_eq!(lines[1], format!("     2\t{} [... line truncated, 1 more characters]", "b".repeat(2000)));
+    }
+
+    #[test]
+    fn numbers_are_right_aligned_past_six_digits() {
+        let f = fixture("");
+        f.write("many.txt", "x\n".repeat(1_000_000));
+        let out = f.call("read_file", json!({"path": "many.txt", "offset": 999_999, "limit": 5})).expect("read");
+        assert_eq!(out, " 999999\tx\n1000000\tx");
+        let out = f.call("read_file", json!({"path": "many.txt", "offset": 9, "limit": 2})).expect("read");
+        assert_eq!(
+            out,
+            "     9\tx\n    10\tx\n\n(showing lines 9-10 of 1000000; call again with offset=11 to continue)"
+        );
     }
 
     #[test]
