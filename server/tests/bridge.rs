@@ -424,3 +424,43 @@ async fn stat_and_read_file_say_the_text_is_an_unsaved_buffer() {
     assert!(!r.contains("editor buffer"), "a closed file says nothing: {r}");
     mcp.cancel().await.expect("close");
 }
+
+/// Whether process `pid` is gone (or only a zombie waiting to be reaped).
+fn process_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_stops_the_command_in_the_lsp() {
+    let runtime = runtime_dir();
+    let lsp = start_lsp(&[("a.txt", "on disk\n")], runtime.path()).await;
+    lsp.session.open("a.txt", "in the buffer\n");
+    lsp.session.sync().await;
+    let mcp = start_mcp(lsp.dir(), runtime.path(), &[]).await;
+    let r = call(&mcp, "read_file", json!({"path": "a.txt"})).await;
+    assert!(body(&r).contains("in the buffer"), "attached: {}", body(&r));
+
+    // The command runs in the lsp; the assistant gives up on it, and the client drops the call,
+    // which sends notifications/cancelled to tether mcp.
+    let pid_file = lsp.dir().join("pid.txt");
+    let peer = mcp.peer().clone();
+    let running = tokio::spawn(async move {
+        let args = json!({"command": "echo $$ > pid.txt.part && mv pid.txt.part pid.txt && exec sleep 60"});
+        let Value::Object(args) = args else { unreachable!() };
+        peer.call_tool(CallToolRequestParams::new("run").with_arguments(args)).await
+    });
+    wait_until("the command to start", || pid_file.exists()).await;
+    let pid: u32 = std::fs::read_to_string(&pid_file).expect("pid").trim().parse().expect("a pid");
+    assert!(!process_gone(pid), "the command runs");
+    running.abort();
+    wait_until("the lsp to kill the cancelled command", || process_gone(pid)).await;
+
+    // Both keep serving.
+    let r = call(&mcp, "read_file", json!({"path": "a.txt"})).await;
+    assert!(body(&r).contains("in the buffer"), "{}", body(&r));
+    lsp.still_serves().await;
+    mcp.cancel().await.expect("close");
+}
