@@ -21,7 +21,6 @@ mod handlers;
 mod logging;
 mod progress;
 pub mod protocol;
-mod rollback;
 mod server;
 mod sink;
 mod store;
@@ -34,7 +33,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp::{ClientSocket, LspService};
 
 use crate::profiles::{self, Profile};
-use crate::sink::{DiskSink, Sink};
+use crate::sink::{DiskSink, TwoPhaseSink};
 use crate::tools::Config;
 
 pub use capabilities::{negotiate_encoding, ClientCaps};
@@ -94,7 +93,7 @@ pub struct Options {
     /// Where profile names are looked up.
     pub profiles: ProfileLookup,
     /// Where changes to files that are not open go.
-    pub disk: Arc<dyn Sink>,
+    pub disk: Arc<dyn TwoPhaseSink>,
     /// Caps and time limits.
     pub limits: Limits,
     /// Whether buffers that were clean before an edit are saved after it (the editor's

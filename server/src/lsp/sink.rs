@@ -8,8 +8,9 @@
 //!   stale: `conflict`, and the call is retried on a fresh snapshot ([`super::calls`]). Renames and
 //!   deletes touching open documents are resource operations when the client supports them.
 //!   Creating a file that is open replaces the buffer's text. Everything else goes to disk.
-//! - **Mixed plans.** The disk part is applied first, then the editor part; if the editor part
-//!   fails, the disk part is rolled back ([`super::rollback`]), so the plan stays all or nothing.
+//! - **Mixed plans.** The disk part is begun first and held pending ([`crate::sink::Pending`]),
+//!   then the editor part is sent; the disk part is committed when the editor part landed and
+//!   rolled back from its undo log when it failed, so the plan stays all or nothing.
 //! - **Verification.** An editor may answer `applied: true` and yet skip a stale edit (Neovim's
 //!   default handler does), so the answer alone proves nothing: before sending, the sink asks the
 //!   store to watch for each document to pass through its expected text, and after the answer it
@@ -37,7 +38,6 @@ use tower_lsp::lsp_types::{
 use super::capabilities::ClientCaps;
 use super::convert::{anchor_before_final_break, text_edits, uri_of};
 use super::protocol::{SaveDocuments, SaveDocumentsParams};
-use super::rollback::DiskUndo;
 use super::server::Shared;
 use super::store::{DocState, Expectation};
 use super::SavePolicy;
@@ -460,27 +460,30 @@ impl EditorSink {
         let disk_plan = EditPlan {
             ops: plan.ops.iter().zip(&steps).filter(|(_, s)| s.is_none()).map(|(op, _)| op.clone()).collect(),
         };
-        let undo = if disk_plan.is_empty() {
-            None
-        } else {
-            let undo = DiskUndo::capture(&disk_plan)?;
-            self.shared.options.disk.apply(vfs, &disk_plan)?;
-            Some(undo)
-        };
+        // The disk part first, kept pending: taking it back is exact, while an editor's edit
+        // that landed can only be reverted by another edit.
+        let pending = if disk_plan.is_empty() { None } else { Some(self.shared.options.disk.begin(vfs, &disk_plan)?) };
         let reached = match self.handle.block_on(self.apply_in_editor(&caps, &editor)) {
             Ok(reached) => reached,
             Err(e) => {
-                if let Some(undo) = undo {
-                    if let Err(re) = undo.restore() {
+                if let Some(pending) = pending {
+                    if let Err(re) = pending.rollback() {
                         return Err(Error::new(
                             ErrorKind::IoError,
-                            format!("{}; rolling back the disk part of the change also failed: {re}", e.message()),
+                            format!(
+                                "{}; rolling back the disk part of the change also failed: {}",
+                                e.message(),
+                                re.message()
+                            ),
                         ));
                     }
                 }
                 return Err(e);
             }
         };
+        if let Some(pending) = pending {
+            pending.commit();
+        }
         let mut dests = self.save(&caps, vfs, &editor, &reached).into_iter();
         let files = plan
             .ops

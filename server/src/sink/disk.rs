@@ -22,6 +22,10 @@
 //!   before it are undone in reverse order, leaving every file byte for byte as it was. A delete,
 //!   and a rename over an existing destination, first move the old entry to a hidden backup name
 //!   in its directory (`.tether-XXXXXX.bak`) and remove it only once every step has succeeded.
+//! - **Two phases**: [`DiskSink::begin`] applies a plan and keeps its undo log in a [`Pending`]
+//!   change, which is committed (backups removed) or rolled back later. The editor sink uses it
+//!   for a plan with both disk and buffer parts: the disk part is begun, the buffer part sent to
+//!   the editor, and the disk part rolled back if the editor's part fails.
 //! - **Crashes**: each file is always whole, but a plan over several files is not atomic against a
 //!   crash (or SIGKILL) part-way: files already renamed into place stay changed. A killed process
 //!   may leave `.tether-*.tmp` or `.tether-*.bak` entries behind; no other names are ever created.
@@ -49,14 +53,78 @@ pub struct DiskSink;
 
 impl Sink for DiskSink {
     fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
-        let mut tx = Transaction { roots: vfs.workspace().roots(), undo: Vec::new(), cleanup: Vec::new() };
+        Ok(self.begin(vfs, plan)?.commit())
+    }
+}
+
+impl super::TwoPhaseSink for DiskSink {
+    fn begin(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Pending> {
+        DiskSink::begin(self, vfs, plan)
+    }
+}
+
+impl DiskSink {
+    /// The first phase of a change: applies `plan` (all of it, or nothing when a step fails) and
+    /// keeps what is needed to take it back. The caller then commits or rolls back the
+    /// [`Pending`] change; dropping it rolls it back. Unlike [`crate::sink::apply`], this does no
+    /// read-only or plan checks: the caller made them for the whole change.
+    pub fn begin(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Pending> {
+        let mut tx = Transaction { roots: vfs.workspace().roots().to_vec(), undo: Vec::new(), cleanup: Vec::new() };
         for op in &plan.ops {
             if let Err(e) = tx.apply(op) {
                 return Err(tx.rollback(e));
             }
         }
-        tx.commit();
-        Ok(Applied { files: plan.ops.iter().map(|op| (op.path().given().to_owned(), Destination::Disk)).collect() })
+        let files = plan.ops.iter().map(|op| (op.path().given().to_owned(), Destination::Disk)).collect();
+        Ok(Pending { tx: Some(tx), applied: Applied { files } })
+    }
+}
+
+/// A plan applied to disk and not yet committed: its files are changed, and its undo log and
+/// backups are kept until [`Pending::commit`] or [`Pending::rollback`].
+#[derive(Debug)]
+#[must_use = "a pending change is rolled back when dropped"]
+pub struct Pending {
+    tx: Option<Transaction>,
+    applied: Applied,
+}
+
+impl Pending {
+    /// Keeps the change: removes its backups and says where each operation went.
+    pub fn commit(mut self) -> Applied {
+        if let Some(tx) = self.tx.take() {
+            tx.commit();
+        }
+        std::mem::take(&mut self.applied)
+    }
+
+    /// Takes the change back, leaving every file it touched as it was before [`DiskSink::begin`].
+    /// A file changed meanwhile by someone else gets its pre-plan bytes back too. Fails when a
+    /// step cannot be undone; the backups are then kept beside the files.
+    pub fn rollback(mut self) -> Result<()> {
+        match self.tx.take() {
+            Some(tx) => tx.undo_all().map_err(|failed| {
+                Error::new(
+                    ErrorKind::IoError,
+                    format!(
+                        "undoing the change on disk failed, so some files are changed ({}); old contents are \
+                         kept in {TEMP_PREFIX}*{BACKUP_SUFFIX} files beside them",
+                        failed.join("; ")
+                    ),
+                )
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            if let Err(failed) = tx.undo_all() {
+                tracing::error!(failed = %failed.join("; "), "rolling back an abandoned change on disk failed");
+            }
+        }
     }
 }
 
@@ -116,15 +184,16 @@ fn bom_bytes(bom: bool) -> &'static [u8] {
 }
 
 /// The steps of one plan applied so far, and what to tidy once it has all succeeded.
-struct Transaction<'a> {
-    roots: &'a [PathBuf],
+#[derive(Debug)]
+struct Transaction {
+    roots: Vec<PathBuf>,
     /// Completed steps, each with the path as the user gave it, for messages.
     undo: Vec<(String, Undo)>,
     /// Backups (entries moved aside, copies of old bytes), removed once the plan has succeeded.
     cleanup: Vec<PathBuf>,
 }
 
-impl Transaction<'_> {
+impl Transaction {
     fn apply(&mut self, op: &FileOp) -> Result<()> {
         match op {
             FileOp::Edit { path, base, changes } => self.edit(path, base, changes),
@@ -330,13 +399,7 @@ impl Transaction<'_> {
     /// Undoes every completed step, newest first, and returns `cause` with any step that could
     /// not be undone added to its message.
     fn rollback(self, cause: Error) -> Error {
-        let mut failed = Vec::new();
-        for (given, undo) in self.undo.iter().rev() {
-            if let Err(e) = undo.run() {
-                failed.push(format!("{given}: {e}"));
-            }
-        }
-        if !failed.is_empty() {
+        if let Err(failed) = self.undo_all() {
             // Backups may now hold the only copy of something: keep every one.
             let message = format!(
                 "{}; undoing the earlier changes of this plan also failed, so some files are changed \
@@ -350,13 +413,29 @@ impl Transaction<'_> {
                 None => err,
             };
         }
+        cause
+    }
+
+    /// Undoes every completed step, last first, then removes the backups; on failure, says which
+    /// steps could not be undone (as `path: error`) and keeps every backup, since they may now
+    /// hold the only copy of something.
+    fn undo_all(self) -> std::result::Result<(), Vec<String>> {
+        let mut failed = Vec::new();
+        for (given, undo) in self.undo.iter().rev() {
+            if let Err(e) = undo.run() {
+                failed.push(format!("{given}: {e}"));
+            }
+        }
+        if !failed.is_empty() {
+            return Err(failed);
+        }
         for backup in &self.cleanup {
             // Entries moved aside are back in place by now; what remains are copies.
             if fs::symlink_metadata(backup).is_ok() {
                 let _ = files::remove_any(backup);
             }
         }
-        cause
+        Ok(())
     }
 
     /// Removes the backups once every step has succeeded. The plan is applied either way: a

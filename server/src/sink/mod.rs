@@ -13,7 +13,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::tools::Config;
 use crate::vfs::Vfs;
 
-pub use disk::DiskSink;
+pub use disk::{DiskSink, Pending};
 
 /// Where one file's change went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +50,14 @@ pub struct Applied {
 pub trait Sink: Send + Sync {
     /// Applies `plan`, computed against `vfs`, completely or not at all.
     fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied>;
+}
+
+/// A sink whose changes can be held pending: applied, then committed or taken back. The editor
+/// sink begins the disk part of a plan this way, so that the disk part is undone exactly when the
+/// editor part fails.
+pub trait TwoPhaseSink: Sink {
+    /// Applies `plan` (all of it or nothing) and keeps what is needed to take it back.
+    fn begin(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Pending>;
 }
 
 /// Applies `plan` through `sink` after the checks every sink shares: read-only mode refuses any

@@ -1,18 +1,17 @@
 //! A test profile whose tools make any plan (the standard edit tools live on other branches),
 //! and a plain-`std::fs` disk sink that can be told to fail.
 
-use std::fs;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tether::edit::{apply_changes, Base, EditPlan, FileOp, TextChange};
+use tether::edit::{Base, EditPlan, FileOp, TextChange};
 use tether::error::{Error, ErrorKind};
 use tether::profiles::{CallError, CallResult, Profile, Standard, ToolInfo};
-use tether::sink::{self, Applied, Destination, Sink};
+use tether::sink::{self, Applied, Destination, DiskSink, Pending, Sink, TwoPhaseSink};
 use tether::tools::{Config, Context, Effects};
-use tether::vfs::{Origin, Vfs};
+use tether::vfs::Vfs;
 
 /// Hooks a test sets to act inside a tool call.
 #[derive(Default)]
@@ -163,56 +162,31 @@ pub fn applied_json(applied: &Applied) -> Value {
     json!({ "files": files })
 }
 
-/// A disk sink on plain `std::fs`, standing in for the real one in this branch. It checks disk
-/// bases, and fails (before writing anything) any plan touching `fail_on`.
+/// The real disk sink, counting the plans it begins and failing (before writing anything) any
+/// plan touching `fail_on`.
 #[derive(Default)]
 pub struct FsSink {
     /// A path (as given) whose plans fail.
     pub fail_on: Mutex<Option<String>>,
-    /// How many plans it applied.
+    /// How many plans it applied (committed or not).
     pub applied: AtomicUsize,
 }
 
 impl Sink for FsSink {
-    fn apply(&self, _vfs: &Vfs, plan: &EditPlan) -> tether::Result<Applied> {
+    fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> tether::Result<Applied> {
+        Ok(self.begin(vfs, plan)?.commit())
+    }
+}
+
+impl TwoPhaseSink for FsSink {
+    fn begin(&self, vfs: &Vfs, plan: &EditPlan) -> tether::Result<Pending> {
         if let Some(bad) = self.fail_on.lock().expect("lock").as_deref() {
             if plan.ops.iter().any(|op| op.path().given() == bad) {
                 return Err(Error::new(ErrorKind::IoError, format!("{bad}: simulated disk failure")));
             }
         }
-        let io = |e: std::io::Error, given: &str| Error::io(&e, given);
-        for op in &plan.ops {
-            match op {
-                FileOp::Edit { path, base, changes } => {
-                    let current = fs::read_to_string(path.real()).map_err(|e| io(e, path.given()))?;
-                    if base.origin == Origin::Disk && current != *base.text {
-                        return Err(Error::new(ErrorKind::Conflict, format!("{}: changed on disk", path.given())));
-                    }
-                    fs::write(path.real(), apply_changes(&base.text, changes)).map_err(|e| io(e, path.given()))?;
-                }
-                FileOp::Create { path, text, overwrite } => {
-                    if path.real().exists() && !overwrite {
-                        return Err(Error::new(ErrorKind::Conflict, format!("{}: already exists", path.given())));
-                    }
-                    fs::create_dir_all(path.real().parent().expect("parent")).map_err(|e| io(e, path.given()))?;
-                    fs::write(path.real(), text).map_err(|e| io(e, path.given()))?;
-                }
-                FileOp::Rename { from, to, .. } => {
-                    fs::create_dir_all(to.path().parent().expect("parent")).map_err(|e| io(e, to.given()))?;
-                    fs::rename(from.path(), to.path()).map_err(|e| io(e, from.given()))?;
-                }
-                FileOp::Delete { path, .. } => {
-                    let r = if path.path().is_dir() {
-                        fs::remove_dir_all(path.path())
-                    } else {
-                        fs::remove_file(path.path())
-                    };
-                    r.map_err(|e| io(e, path.given()))?;
-                }
-                FileOp::Mkdir { path } => fs::create_dir_all(path.real()).map_err(|e| io(e, path.given()))?,
-            }
-        }
+        let pending = DiskSink.begin(vfs, plan)?;
         self.applied.fetch_add(1, Ordering::SeqCst);
-        Ok(Applied { files: plan.ops.iter().map(|op| (op.path().given().to_owned(), Destination::Disk)).collect() })
+        Ok(pending)
     }
 }

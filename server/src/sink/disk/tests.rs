@@ -332,3 +332,58 @@ fn read_only_refuses_even_a_direct_apply() {
     assert_eq!(apply(&f, vec![op]).map_err(|e| e.kind()), Err(ErrorKind::ReadOnly));
     assert_eq!(read(&f, "a.txt"), b"a\n");
 }
+
+#[test]
+fn a_pending_change_is_committed_rolled_back_or_dropped() {
+    let setup = || {
+        let f = fixture("//- one.txt\none\n//- two.txt\ntwo\n//- dir/inner.txt\ninner\n");
+        chmod(&f, "one.txt", 0o640);
+        symlink("one.txt", f.dir.path().join("link")).expect("symlink");
+        f.write("hard.txt", "hard\n");
+        fs::hard_link(f.dir.path().join("hard.txt"), f.dir.path().join("dir/hard_too.txt")).expect("link");
+        let plan = EditPlan {
+            ops: vec![
+                edit(&f, "one.txt", "ONE\n"),
+                edit(&f, "hard.txt", "edited in place\n"),
+                FileOp::Create { path: path(&f, "new/deep/file.txt"), text: "new\n".into(), overwrite: false },
+                FileOp::Rename { from: path(&f, "two.txt"), to: path(&f, "moved/two.txt"), overwrite: false },
+                FileOp::Delete { path: path(&f, "dir"), recursive: true },
+                FileOp::Delete { path: path(&f, "link"), recursive: false },
+                FileOp::Mkdir { path: path(&f, "made/here") },
+            ],
+        };
+        (f, plan)
+    };
+
+    // Rolled back: every entry as it was, the hard link still one file, no backups left.
+    let (f, plan) = setup();
+    let before = contents(&f);
+    let pending = DiskSink.begin(&f.vfs, &plan).expect("begin");
+    assert_eq!(read(&f, "one.txt"), b"ONE\n", "the change is on disk while pending");
+    assert!(f.dir.path().join("moved/two.txt").exists());
+    pending.rollback().expect("rollback");
+    assert_eq!(contents(&f), before);
+    let ino = |p: &str| fs::metadata(f.dir.path().join(p)).expect("meta").ino();
+    assert_eq!(ino("hard.txt"), ino("dir/hard_too.txt"));
+    assert_eq!(stray_temp_files(&f), Vec::<String>::new());
+
+    // Dropped without a decision: rolled back the same way.
+    let (f, plan) = setup();
+    let before = contents(&f);
+    drop(DiskSink.begin(&f.vfs, &plan).expect("begin"));
+    assert_eq!(contents(&f), before);
+
+    // Committed: the change stays and its backups are gone.
+    let (f, plan) = setup();
+    let applied = DiskSink.begin(&f.vfs, &plan).expect("begin").commit();
+    assert_eq!(applied.files.len(), plan.ops.len());
+    assert!(applied.files.iter().all(|(_, d)| *d == Destination::Disk));
+    assert_eq!(read(&f, "one.txt"), b"ONE\n");
+    assert_eq!(mode(&f, "one.txt"), 0o640);
+    assert_eq!(read(&f, "new/deep/file.txt"), b"new\n");
+    assert!(!f.dir.path().join("dir").exists() && !f.dir.path().join("link").exists());
+    assert!(f.dir.path().join("made/here").is_dir());
+    assert_eq!(stray_temp_files(&f), Vec::<String>::new());
+    let backups: Vec<String> = snapshot(&f).into_keys().filter(|k| k.ends_with(BACKUP_SUFFIX)).collect();
+    assert_eq!(backups, Vec::<String>::new());
+}
