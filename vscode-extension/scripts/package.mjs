@@ -1,7 +1,7 @@
 // `npm run package`: builds the bundle and a VSIX for this platform with the tether binary in it.
 //
 // The binary is $TETHER_BIN, else the repository's target/release/tether (build it with
-// `cargo build --release`). The VSIX is written to this folder as tether-PLATFORM-VERSION.vsix.
+// `cargo build --release`); the VSIX gets a copy without debug info. The VSIX is written to this folder as tether-PLATFORM-VERSION.vsix.
 
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -31,6 +31,17 @@ fs.mkdirSync(path.join(here, "server"));
 const bundled = path.join(here, "server", exe);
 fs.copyFileSync(binary, bundled);
 fs.chmodSync(bundled, 0o755);
+// The release build keeps line tables for backtraces (74 MB); the bundled copy drops them and
+// keeps the symbols, so a panic still names its functions (18 MB). Where no `strip` is found the
+// copy ships as built.
+if (process.platform !== "win32") {
+  const flag = process.platform === "darwin" ? "-S" : "--strip-debug";
+  try {
+    execFileSync("strip", [flag, bundled], { stdio: "inherit" });
+  } catch (e) {
+    console.warn(`strip ${flag} failed (${e.message}); bundling the binary with its debug info`);
+  }
+}
 
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: here, stdio: "inherit" });
 run(process.execPath, [path.join(here, "esbuild.mjs")]);

@@ -72,6 +72,14 @@ async function openFile(rel: string, content: string): Promise<vscode.TextEditor
   return vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One, preview: false });
 }
 
+/** The GNU build ID of an ELF binary: it names the build, and stripping debug info keeps it. */
+function buildId(file: string): string {
+  const notes = execFileSync("readelf", ["-n", file], { encoding: "utf8" });
+  const id = /Build ID: ([0-9a-f]+)/.exec(notes)?.[1];
+  assert.ok(id, `${file} has a build ID`);
+  return id;
+}
+
 describe("tether in VS Code", () => {
   before(async () => {
     const ext = vscode.extensions.getExtension<TetherApi>("tether.tether");
@@ -93,7 +101,7 @@ describe("tether in VS Code", () => {
     assert.equal(binary.source, expectedSource);
     const expected = execFileSync(tetherBin, ["--version"], { encoding: "utf8" }).trim();
     assert.equal(`tether ${binary.version}`, expected);
-    assert.equal(fs.statSync(binary.path).size, fs.statSync(tetherBin).size, "the binary is the one under test");
+    assert.equal(buildId(binary.path), buildId(tetherBin), "the binary is the one under test");
     const client = api.server.languageClient;
     assert.ok(client !== undefined && client.isRunning());
     const caps = client.initializeResult?.capabilities as { experimental?: { tether?: { protocolVersion?: number } } };
