@@ -11,8 +11,8 @@
 //!
 //! anything else is closed without a reply. After that line the connection carries MCP
 //! (newline-delimited JSON-RPC) to the same `McpServer` the standalone server runs, whose host
-//! sends every call through the lsp's own call path ([`listen`]). `tether mcp` finds the
-//! instance serving its root and forwards calls to it ([`attach`]).
+//! sends every call through the lsp's own call path (`bridge/listen.rs`). `tether mcp` finds the
+//! instance serving its root and forwards calls to it (`bridge/attach.rs`).
 
 mod attach;
 pub mod discovery;

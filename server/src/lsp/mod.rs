@@ -1,9 +1,9 @@
 //! `tether lsp`: the tools over the editor's live buffers, as a language server on tower-lsp.
 //!
 //! Only this module names tower-lsp and lsp-types. The editor opens documents and keeps them in
-//! sync ([`store`]); `workspace/executeCommand` runs tools against a snapshot of them
-//! ([`calls`]); a tool's changes reach open documents as one versioned `workspace/applyEdit` and
-//! every other file through the disk sink ([`sink`]). tether's own commands and methods are
+//! sync (`lsp/store.rs`); `workspace/executeCommand` runs tools against a snapshot of them
+//! (`lsp/calls.rs`); a tool's changes reach open documents as one versioned `workspace/applyEdit`
+//! and every other file through the disk sink (`lsp/sink.rs`). tether's own commands and methods are
 //! listed in [`protocol`] and documented in `editors/protocol.md`.
 //!
 //! Two tower-lsp hazards shape this module:

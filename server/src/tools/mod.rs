@@ -1,7 +1,7 @@
 //! The core operations, one file each, pure over the read view.
 //!
 //! A tool takes a [`Context`] and typed arguments and returns an [`Output`] or a core
-//! [`Error`](crate::error::Error). It never writes: changes come back as plans for a sink.
+//! [`Error`]. It never writes: changes come back as plans for a sink.
 //! Every tool is described once by a [`Tool`] value; profiles choose which to serve and how.
 
 pub mod append;
