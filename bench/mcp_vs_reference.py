@@ -186,6 +186,8 @@ def bench_server(cmd: list[str], root: pathlib.Path, runs: int) -> dict:
     res = {"spawn to initialize": spawn_to_initialize(cmd, root, max(5, runs // 2))}
     c = RawClient([*cmd, *root_args(cmd, root)])
     c.initialize()
+    # The round trip with no work on either side: the floor under every other call's time.
+    res["ping (the round-trip floor)"] = timed(lambda: c.request("ping"), runs)
     res["tools/list"] = timed(lambda: c.request("tools/list"), runs)
     for label, build in operations(cmd[-1] == "mcp", root):
         if build is None:
