@@ -1,5 +1,5 @@
-//! A test profile whose tools make any plan (the standard edit tools live on other branches),
-//! and a plain-`std::fs` disk sink that can be told to fail.
+//! A test profile whose tools make any plan, and the real disk sink wrapped so that it counts the
+//! plans it applies and can be told to fail.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
