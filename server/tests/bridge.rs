@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use lsp_support::{editor_script, ChangeOrder, Init, Session, Strictness, PATIENCE};
+use lsp_support::{editor_script, spawn_lsp, ChangeOrder, Init, Session, Strictness, PATIENCE};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
@@ -38,17 +38,7 @@ async fn start_lsp(files: &[(&str, &str)], runtime: &Path) -> Lsp {
     for (path, text) in files {
         std::fs::write(dir.path().join(path), text).expect("write");
     }
-    let mut child = tokio::process::Command::new(BIN)
-        .args(["lsp", "--log-level", "info"])
-        .env("XDG_RUNTIME_DIR", runtime)
-        .env_remove("TETHER_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn tether lsp");
-    let (stdin, stdout) = (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
+    let (child, stdin, stdout) = spawn_lsp(&["--log-level", "info"], &[("XDG_RUNTIME_DIR", runtime)], Stdio::null());
     let script = editor_script(Strictness::Strict, ChangeOrder::AfterAnswer);
     let session = Session::connect(stdout, stdin, dir, Init::neovim(), script, true).await;
     let lsp = Lsp { child, session, runtime: runtime.to_owned() };
@@ -208,16 +198,7 @@ async fn tether_mcp_attaches_when_an_lsp_appears_and_never_when_told_not_to() {
 /// An lsp started with no folder that the editor then adds `folder` to (as
 /// `didChangeWorkspaceFolders` does), with `a.txt` open in it holding `text`.
 async fn start_lsp_in(folder: &Path, runtime: &Path, text: &str) -> Lsp {
-    let mut child = tokio::process::Command::new(BIN)
-        .arg("lsp")
-        .env("XDG_RUNTIME_DIR", runtime)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn tether lsp");
-    let (stdin, stdout) = (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
+    let (child, stdin, stdout) = spawn_lsp(&[], &[("XDG_RUNTIME_DIR", runtime)], Stdio::null());
     let unused = tempfile::tempdir().expect("dir");
     let script = editor_script(Strictness::Strict, ChangeOrder::AfterAnswer);
     let session = Session::connect(stdout, stdin, unused, Init::neovim(), script, false).await;

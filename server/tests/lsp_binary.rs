@@ -5,7 +5,9 @@ mod lsp_support;
 
 use std::process::Stdio;
 
-use lsp_support::{editor::did_change, editor_script, text, ChangeOrder, Init, Session, Strictness, PATIENCE};
+use lsp_support::{
+    editor::did_change, editor_script, spawn_lsp, text, ChangeOrder, Init, Session, Strictness, PATIENCE,
+};
 use serde_json::json;
 use tokio::io::AsyncReadExt;
 
@@ -13,16 +15,7 @@ use tokio::io::AsyncReadExt;
 async fn the_binary_serves_logs_and_exits() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("a.txt"), "on disk\n").expect("write");
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["lsp", "--log-level", "info"])
-        .env_remove("TETHER_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn tether lsp");
-    let (stdin, stdout) = (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
+    let (mut child, stdin, stdout) = spawn_lsp(&["--log-level", "info"], &[], Stdio::piped());
     let mut stderr = child.stderr.take().expect("stderr");
     let script = editor_script(Strictness::Strict, ChangeOrder::AfterAnswer);
     let s = Session::connect(stdout, stdin, dir, Init::neovim(), script, true).await;
@@ -59,15 +52,7 @@ async fn the_binary_serves_logs_and_exits() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_exits_with_1_when_the_editor_leaves_without_shutdown() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn tether lsp");
-    let (stdin, stdout) = (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
+    let (mut child, stdin, stdout) = spawn_lsp(&[], &[], Stdio::null());
     let script = editor_script(Strictness::Strict, ChangeOrder::AfterAnswer);
     let s = Session::connect(stdout, stdin, dir, Init::neovim(), script, true).await;
     s.client.send(json!({"jsonrpc": "2.0", "method": "exit"}));

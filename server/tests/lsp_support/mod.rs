@@ -145,6 +145,28 @@ pub fn neovim_capabilities() -> Value {
     })
 }
 
+/// The real `tether lsp` binary started with `args` (after `lsp`) and `env`, its stdin and stdout
+/// piped and taken, killed when dropped; `TETHER_LOG` is removed so `--log-level` decides.
+pub fn spawn_lsp(
+    args: &[&str],
+    env: &[(&str, &Path)],
+    stderr: std::process::Stdio,
+) -> (tokio::process::Child, tokio::process::ChildStdin, tokio::process::ChildStdout) {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("lsp")
+        .args(args)
+        .envs(env.iter().copied())
+        .env_remove("TETHER_LOG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(stderr)
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn tether lsp");
+    let (stdin, stdout) = (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
+    (child, stdin, stdout)
+}
+
 /// Server options with the test profile and the given disk sink; a shorter verification wait
 /// (1 s: far longer than a scripted editor needs, short enough for the tests where it expires).
 pub fn test_options(hooks: Arc<Hooks>, disk: Arc<FsSink>) -> Options {
