@@ -22,7 +22,7 @@
 //!   before it are undone in reverse order, leaving every file byte for byte as it was. A delete,
 //!   and a rename over an existing destination, first move the old entry to a hidden backup name
 //!   in its directory (`.tether-XXXXXX.bak`) and remove it only once every step has succeeded.
-//! - **Two phases**: [`DiskSink::begin`] applies a plan and keeps its undo log in a [`Pending`]
+//! - **Two phases**: [`TwoPhaseSink::begin`] applies a plan and keeps its undo log in a [`Pending`]
 //!   change, which is committed (backups removed) or rolled back later. The editor sink uses it
 //!   for a plan with both disk and buffer parts: the disk part is begun, the buffer part sent to
 //!   the editor, and the disk part rolled back if the editor's part fails.
@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use self::files::{parent, Owner};
-use super::{Applied, Destination, Sink};
+use super::{Applied, Destination, Sink, TwoPhaseSink};
 use crate::edit::{Base, EditPlan, FileOp, TextChange};
 use crate::error::{Error, ErrorKind, Result};
 use crate::vfs::{Origin, Vfs};
@@ -57,18 +57,12 @@ impl Sink for DiskSink {
     }
 }
 
-impl super::TwoPhaseSink for DiskSink {
-    fn begin(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Pending> {
-        DiskSink::begin(self, vfs, plan)
-    }
-}
-
-impl DiskSink {
+impl TwoPhaseSink for DiskSink {
     /// The first phase of a change: applies `plan` (all of it, or nothing when a step fails) and
     /// keeps what is needed to take it back. The caller then commits or rolls back the
     /// [`Pending`] change; dropping it rolls it back. Unlike [`crate::sink::apply`], this does no
     /// read-only or plan checks: the caller made them for the whole change.
-    pub fn begin(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Pending> {
+    fn begin(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Pending> {
         let mut tx = Transaction { roots: vfs.workspace().roots().to_vec(), undo: Vec::new(), cleanup: Vec::new() };
         for op in &plan.ops {
             if let Err(e) = tx.apply(op) {
@@ -98,7 +92,7 @@ impl Pending {
         std::mem::take(&mut self.applied)
     }
 
-    /// Takes the change back, leaving every file it touched as it was before [`DiskSink::begin`].
+    /// Takes the change back, leaving every file it touched as it was before [`TwoPhaseSink::begin`].
     /// A file changed meanwhile by someone else gets its pre-plan bytes back too. Fails when a
     /// step cannot be undone; the backups are then kept beside the files.
     pub fn rollback(mut self) -> Result<()> {
