@@ -38,10 +38,8 @@ def ensure_reference() -> list[str]:
 
 
 def ensure_tether() -> list[str]:
-    binary = REPO / "target" / "release" / "tether"
-    if not binary.exists():
-        subprocess.run(["cargo", "build", "--release", "--locked"], cwd=REPO, check=True)
-    return [str(binary), "mcp"]
+    subprocess.run(["cargo", "build", "--release", "--locked", "--bin", "tether"], cwd=REPO, check=True)
+    return [str(REPO / "target" / "release" / "tether"), "mcp"]
 
 
 def make_tree(root: pathlib.Path) -> None:
@@ -67,140 +65,74 @@ def make_tree(root: pathlib.Path) -> None:
         (data / name).write_text(text)
 
 
-def peak_rss_kib(pid: int) -> int:
-    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return 0
-
-
-class RawClient:
-    """A minimal MCP stdio client: one JSON-RPC message per line, nothing else. Its own cost per
-    call is a few microseconds, so what is measured is the server."""
-
-    def __init__(self, cmd: list[str]):
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
-        self.next_id = 0
-
-    def request(self, method: str, params: dict | None = None) -> dict:
-        self.next_id += 1
-        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
-        if params is not None:
-            msg["params"] = params
-        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
-        self.proc.stdin.flush()
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError(f"server closed the connection during {method}")
-            reply = json.loads(line)
-            if reply.get("id") == self.next_id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply["result"]
-
-    def initialize(self) -> None:
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "tether-bench", "version": "1"}})
-        self.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        self.proc.stdin.flush()
-
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait(timeout=10)
-
-
-def timed(fn, runs: int) -> float:
-    """Median of `runs` calls after a few warm-up calls; calls that take under 5 ms are repeated
-    20 times as often, since a median of a handful of sub-millisecond samples on a shared
-    machine says more about the neighbours than about the server."""
-    for _ in range(3):
-        check(fn())
-    samples = []
-    t_first = time.perf_counter()
-    check(fn())
-    n = runs * 20 if (time.perf_counter() - t_first) < 0.005 else runs
-    for _ in range(n):
-        t0 = time.perf_counter()
-        result = fn()
-        samples.append((time.perf_counter() - t0) * 1000)
-        check(result)
-    return statistics.median(samples)
-
-
-def check(result) -> None:
-    if isinstance(result, dict) and result.get("isError"):
-        text = "".join(c.get("text", "") for c in result.get("content", []))
-        raise RuntimeError(f"call failed: {text[:300]}")
-
-
-def spawn_to_initialize(cmd: list[str], root: pathlib.Path, runs: int) -> float:
-    samples = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        c = RawClient([*cmd, *root_args(cmd, root)])
-        c.initialize()
-        samples.append((time.perf_counter() - t0) * 1000)
-        c.close()
-    return statistics.median(samples)
+def ensure_client() -> pathlib.Path:
+    """The benchmark client (server/examples/mcp_bench_client.rs), built in release mode."""
+    subprocess.run(["cargo", "build", "--release", "--locked", "--example", "mcp_bench_client"],
+                   cwd=REPO, check=True)
+    return REPO / "target" / "release" / "examples" / "mcp_bench_client"
 
 
 def root_args(cmd: list[str], root: pathlib.Path) -> list[str]:
     return ["--root", str(root)] if cmd[-1] == "mcp" else [str(root)]
 
 
-def operations(is_tether: bool, root: pathlib.Path):
-    """(label, tool, arguments builder) per operation; None where the server has no such tool."""
+def call(tool: str, args: dict) -> dict:
+    return {"name": tool, "arguments": args}
+
+
+def operations(is_tether: bool, root: pathlib.Path) -> list[dict]:
+    """The plan's operations: a label, a method and the params the calls cycle through."""
     d = root / "data"
     big_read = {"offset": 1, "limit": 10**9} if is_tether else {}
-    def edit(name):
-        # Each call flips the marker, starting from whatever the file holds now.
-        state = {"n": 1 if "UNIQUE_MARKER = 1" in (d / name).read_text() else 2}
 
-        def build():
-            old, new = f"UNIQUE_MARKER = {state['n']}", f"UNIQUE_MARKER = {3 - state['n']}"
-            state["n"] = 3 - state["n"]
+    def edit(name: str) -> list[dict]:
+        # The calls flip the marker back and forth, starting from whatever the file holds now.
+        n = 1 if "UNIQUE_MARKER = 1" in (d / name).read_text() else 2
+        plans = []
+        for a, b in ((n, 3 - n), (3 - n, n)):
+            old, new = f"UNIQUE_MARKER = {a}", f"UNIQUE_MARKER = {b}"
             if is_tether:
-                return "edit_file", {"path": str(d / name), "old_string": old, "new_string": new}
-            return "edit_file", {"path": str(d / name), "edits": [{"oldText": old, "newText": new}]}
-        return build
+                plans.append(call("edit_file", {"path": str(d / name), "old_string": old, "new_string": new}))
+            else:
+                plans.append(call("edit_file", {"path": str(d / name), "edits": [{"oldText": old, "newText": new}]}))
+        return plans
 
     one_mib = "x" * 79 + "\n"
     one_mib = one_mib * ((1 << 20) // len(one_mib))
-    return [
-        ("read 50 KiB", lambda: ("read_file" if is_tether else "read_text_file", {"path": str(d / "small.txt")})),
-        ("read 20 MiB", lambda: ("read_file" if is_tether else "read_text_file", {"path": str(d / "twenty_mib.txt"), **big_read})),
-        ("list a directory", lambda: ("list_dir" if is_tether else "list_directory", {"path": str(root / "src" / "module01")})),
-        ("tree of a subtree", lambda: ("list_dir", {"path": str(root / "src"), "depth": 10}) if is_tether else ("directory_tree", {"path": str(root / "src")})),
-        ("name search", lambda: ("glob", {"pattern": "**/file07.rs"}) if is_tether else ("search_files", {"path": str(root), "pattern": "**/file07.rs"})),
-        ("stat of a source file", lambda: ("stat" if is_tether else "get_file_info", {"path": str(root / "src" / "module01" / "file01.rs")})),
-        ("edit 1 MiB file", edit("one_mib.txt")),
-        ("edit 20 MiB file", edit("twenty_mib.txt")),
-        ("write 1 MiB", lambda: ("write_file", {"path": str(d / "written.txt"), "content": one_mib})),
-        ("grep (tether only)", (lambda: ("grep", {"pattern": "f3_7_1\\b", "output_mode": "content"})) if is_tether else None),
+    read = "read_file" if is_tether else "read_text_file"
+    ops = [
+        # The round trip with no work on either side: the floor under every other call's time.
+        ("ping (the round-trip floor)", "ping", []),
+        ("tools/list", "tools/list", []),
+        ("read 50 KiB", "tools/call", [call(read, {"path": str(d / "small.txt")})]),
+        ("read 20 MiB", "tools/call", [call(read, {"path": str(d / "twenty_mib.txt"), **big_read})]),
+        ("list a directory", "tools/call", [call("list_dir" if is_tether else "list_directory",
+                                                 {"path": str(root / "src" / "module01")})]),
+        ("tree of a subtree", "tools/call", [call("list_dir", {"path": str(root / "src"), "depth": 10})
+                                             if is_tether else call("directory_tree", {"path": str(root / "src")})]),
+        ("name search", "tools/call", [call("glob", {"pattern": "**/file07.rs"}) if is_tether
+                                       else call("search_files", {"path": str(root), "pattern": "**/file07.rs"})]),
+        ("stat of a source file", "tools/call", [call("stat" if is_tether else "get_file_info",
+                                                      {"path": str(root / "src" / "module01" / "file01.rs")})]),
+        ("edit 1 MiB file", "tools/call", edit("one_mib.txt")),
+        ("edit 20 MiB file", "tools/call", edit("twenty_mib.txt")),
+        ("write 1 MiB", "tools/call", [call("write_file", {"path": str(d / "written.txt"), "content": one_mib})]),
     ]
+    if is_tether:
+        ops.append(("grep (tether only)", "tools/call",
+                    [call("grep", {"pattern": "f3_7_1\\b", "output_mode": "content"})]))
+    return [{"label": label, "method": method, "params": params} for label, method, params in ops]
 
 
-def bench_server(cmd: list[str], root: pathlib.Path, runs: int) -> dict:
-    res = {"spawn to initialize": spawn_to_initialize(cmd, root, max(5, runs // 2))}
-    c = RawClient([*cmd, *root_args(cmd, root)])
-    c.initialize()
-    # The round trip with no work on either side: the floor under every other call's time.
-    res["ping (the round-trip floor)"] = timed(lambda: c.request("ping"), runs)
-    res["tools/list"] = timed(lambda: c.request("tools/list"), runs)
-    for label, build in operations(cmd[-1] == "mcp", root):
-        if build is None:
-            continue
-
-        def call(build=build):
-            tool, args = build()
-            return c.request("tools/call", {"name": tool, "arguments": args})
-
-        res[label] = timed(call, runs)
-    res["peak RSS (MiB)"] = peak_rss_kib(c.proc.pid) / 1024
-    c.close()
-    return res
+def bench_server(client: pathlib.Path, cmd: list[str], root: pathlib.Path, runs: int) -> dict:
+    plan = {"cmd": [*cmd, *root_args(cmd, root)], "runs": runs, "init_runs": max(5, runs // 2),
+            "ops": operations(cmd[-1] == "mcp", root)}
+    plan_file = CACHE / "bench-mcp-plan.json"
+    plan_file.write_text(json.dumps(plan))
+    out = subprocess.run([str(client), str(plan_file)], check=True, capture_output=True, text=True).stdout
+    result = json.loads(out)
+    result["times"], result["reply_bytes"] = dict(result["times"]), dict(result["reply_bytes"])
+    return result
 
 
 def main() -> None:
@@ -210,24 +142,22 @@ def main() -> None:
     root = (CACHE / "bench-mcp-tree").resolve()
     make_tree(root)
     servers = {"tether": ensure_tether(), "reference": ensure_reference()}
-    results = {}
-    # Alternate whole passes so that neither server always runs on a warmer machine.
-    for name in ("reference", "tether"):
-        results[name] = bench_server(servers[name], root, args.runs)
+    client = ensure_client()
+    results = {name: bench_server(client, servers[name], root, args.runs) for name in ("reference", "tether")}
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; runs={args.runs}")
     print()
-    print("| operation | tether (ms) | reference (ms) | speed-up |")
-    print("|---|---:|---:|---:|")
-    for label in results["tether"]:
-        t = results["tether"][label]
-        ref = results["reference"].get(label)
-        if label.startswith("peak RSS"):
-            print(f"| {label} | {t:.1f} | {ref:.1f} | {ref / t:.1f}x smaller |")
-        elif ref is None:
-            print(f"| {label} | {t:.2f} | n/a | |")
+    print("| operation | tether (ms) | reference (ms) | speed-up | reply bytes (tether / reference) |")
+    print("|---|---:|---:|---:|---:|")
+    tether, ref = results["tether"], results["reference"]
+    for label, t in tether["times"].items():
+        r = ref["times"].get(label)
+        if r is None:
+            print(f"| {label} | {t:.2f} | n/a | | {tether['reply_bytes'].get(label, '')} |")
         else:
-            print(f"| {label} | {t:.2f} | {ref:.2f} | {ref / t:.1f}x |")
-
+            sizes = f"{tether['reply_bytes'].get(label, '')} / {ref['reply_bytes'].get(label, '')}"
+            print(f"| {label} | {t:.2f} | {r:.2f} | {r / t:.1f}x | {sizes} |")
+    t, r = tether["peak_rss_mib"], ref["peak_rss_mib"]
+    print(f"| peak RSS (MiB) | {t:.1f} | {r:.1f} | {r / t:.1f}x smaller | |")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -149,3 +149,71 @@ async fn cancellation_stops_the_tool() {
     let r = call(&s, "read_file", json!({"path": "a.txt"})).await;
     assert_eq!(r.is_error, Some(false));
 }
+
+#[tokio::test]
+async fn a_long_call_does_not_hold_up_quick_ones() {
+    // The server runs on one thread (as `tether mcp` does) and runs quick tools on it; a long
+    // tool must still go elsewhere, or this read would wait for the command.
+    let s = start(Config::default()).await;
+    let params = CallToolRequestParams::new("run").with_arguments(args(json!({"command": "sleep 3"})));
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let started = Instant::now();
+    let long = s.client.send_cancellable_request(request, PeerRequestOptions::no_options()).await.expect("send");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let r = call(&s, "read_file", json!({"path": "a.txt"})).await;
+    assert_eq!(r.is_error, Some(false));
+    assert!(started.elapsed() < Duration::from_secs(2), "the read waited {:?} for the command", started.elapsed());
+    long.cancel(None).await.expect("cancel");
+}
+
+/// A profile whose two tools panic: `quick_boom` runs on the protocol thread, `slow_boom` on the
+/// blocking pool. A panic on either path must become an error result, not a dead server.
+struct Panicky;
+
+impl profiles::Profile for Panicky {
+    fn name(&self) -> &'static str {
+        "panicky"
+    }
+
+    fn tools(&self, _config: &Config) -> Vec<profiles::ToolInfo> {
+        [("quick_boom", true), ("slow_boom", false)]
+            .into_iter()
+            .map(|(name, quick)| profiles::ToolInfo {
+                name,
+                description: "panics",
+                input_schema: json!({"type": "object"}),
+                effects: tether::tools::Effects::READ,
+                quick,
+            })
+            .collect()
+    }
+
+    fn call(
+        &self,
+        _ctx: &tether::tools::Context<'_>,
+        _sink: &dyn tether::sink::Sink,
+        name: &str,
+        _args: Value,
+    ) -> Result<profiles::CallResult, profiles::CallError> {
+        panic!("{name} went wrong")
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_an_error_result_and_the_server_keeps_serving() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = Workspace::new([dir.path()]).expect("workspace");
+    let server =
+        McpServer::new(Box::new(Panicky) as Box<dyn profiles::Profile>, Config::default(), Arc::new(DiskHost::new(ws)));
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move { server.serve(server_io).await });
+    let client = ().serve(client_io).await.expect("initialize");
+    for _ in 0..2 {
+        for name in ["quick_boom", "slow_boom"] {
+            let r = client.call_tool(CallToolRequestParams::new(name)).await.expect("an answer, not a dead server");
+            assert_eq!(r.is_error, Some(true), "{name}");
+            let t: String = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+            assert!(t.contains("the tool panicked"), "{name}: {t}");
+        }
+    }
+}

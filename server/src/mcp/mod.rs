@@ -46,6 +46,9 @@ pub struct ToolCall {
     pub args: Value,
     /// Set when the client cancels the request.
     pub cancel: Cancel,
+    /// The tool's work is bounded by one file or directory ([`crate::tools::Tool::quick`]):
+    /// a local host runs it on the protocol thread rather than on the blocking pool.
+    pub quick: bool,
 }
 
 /// What the MCP server runs tools against: a read view for each call, and a sink for changes.
@@ -57,31 +60,42 @@ pub trait Host: Send + Sync + 'static {
     /// Replaces the workspace roots with the client's (MCP roots). Hosts whose roots belong to
     /// someone else (the editor, inside `tether lsp`) ignore this.
     fn set_roots(&self, roots: Vec<PathBuf>) -> crate::Result<()>;
-    /// Runs one call. By default the tool runs on the blocking pool against [`Host::snapshot`]
-    /// and [`Host::sink`]; the lsp's host runs it through the lsp's own call path (admission,
+    /// Runs one call. By default the tool runs against [`Host::snapshot`] and [`Host::sink`],
+    /// as [`run_local`] does; the lsp's host runs it through the lsp's own call path (admission,
     /// retries, saving), and an attached `tether mcp` forwards it to that lsp.
     fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<CallResult, CallError>> {
-        Box::pin(run_blocking(self.snapshot(), self.sink(), call))
+        Box::pin(run_local(self.snapshot(), self.sink(), call))
     }
 }
 
-/// Runs `call` on the blocking pool against `vfs` and `sink`, so a slow tool never stalls the
-/// protocol loop; a panic becomes an error result.
-pub async fn run_blocking(vfs: Vfs, sink: Arc<dyn Sink>, call: ToolCall) -> Result<CallResult, CallError> {
-    let ToolCall { profile, config, name, args, cancel } = call;
+/// Runs `call` against `vfs` and `sink`; a panic becomes an error result.
+///
+/// A quick tool (a read, a stat, a one-file edit) runs right here on the protocol thread: it is
+/// done in less time than handing it to another thread and back would take, which is most of a
+/// small call's cost. Every other tool runs on the blocking pool, so a long grep or command never
+/// stalls the protocol loop, and cancellation and progress keep flowing while it runs.
+pub async fn run_local(vfs: Vfs, sink: Arc<dyn Sink>, call: ToolCall) -> Result<CallResult, CallError> {
+    let ToolCall { profile, config, name, args, cancel, quick } = call;
     let fallback = profile.clone();
-    let task = tokio::task::spawn_blocking(move || {
+    let run = move || {
         let ctx = Context { vfs: &vfs, config: &config, cancel: &cancel };
         profile.call(&ctx, sink.as_ref(), &name, args)
-    });
-    match task.await {
-        Ok(result) => result,
-        Err(e) => {
-            let what = if e.is_panic() { "the tool panicked" } else { "the tool was cancelled" };
-            tracing::error!(error = %e, "tool call failed");
-            Ok(fallback.error_result(&crate::Error::new(crate::ErrorKind::IoError, format!("internal error: {what}"))))
-        }
-    }
+    };
+    let outcome = if quick {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).map_err(|_| "the tool panicked")
+    } else {
+        tokio::task::spawn_blocking(run).await.map_err(|e| {
+            if e.is_panic() {
+                "the tool panicked"
+            } else {
+                "the tool was cancelled"
+            }
+        })
+    };
+    outcome.unwrap_or_else(|what| {
+        tracing::error!(what, "tool call failed");
+        Ok(fallback.error_result(&crate::Error::new(crate::ErrorKind::IoError, format!("internal error: {what}"))))
+    })
 }
 
 /// The standalone host: the disk, under roots the command line or the client chose.
@@ -166,9 +180,9 @@ impl McpServer {
     }
 
     /// Runs one call through the host.
-    async fn run_call(&self, name: String, args: Value, cancel: Cancel) -> Result<CallResult, CallError> {
+    async fn run_call(&self, name: String, args: Value, cancel: Cancel, quick: bool) -> Result<CallResult, CallError> {
         let inner = &self.inner;
-        let call = ToolCall { profile: inner.profile.clone(), config: inner.config.clone(), name, args, cancel };
+        let call = ToolCall { profile: inner.profile.clone(), config: inner.config.clone(), name, args, cancel, quick };
         inner.host.call(call).await
     }
 
@@ -268,9 +282,9 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        if !self.inner.tools.iter().any(|t| t.name == name) {
+        let Some(quick) = self.inner.tools.iter().find(|t| t.name == name).map(|t| t.quick) else {
             return Err(McpError::invalid_params(format!("unknown tool: {name}"), None));
-        }
+        };
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let progress = context.meta.get_progress_token().map(|token| {
             let peer = context.peer.clone();
@@ -291,7 +305,7 @@ impl ServerHandler for McpServer {
         });
         let cancel = Cancel::default();
         let result = tokio::select! {
-            r = self.run_call(name, args, cancel.clone()) => r,
+            r = self.run_call(name, args, cancel.clone(), quick) => r,
             () = context.ct.cancelled() => {
                 // Tell the tool to stop (a running command is killed); the client expects no
                 // answer to a cancelled request.
@@ -326,7 +340,9 @@ pub fn run_stdio(
     workspace: Workspace,
     connector: Option<Arc<dyn remote::Connector>>,
 ) -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    // One thread serves the protocol and runs the quick tools; the rest go to the blocking pool.
+    // A message then never crosses threads on its way in or out, which halves a small call.
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     rt.block_on(async move {
         let disk = DiskHost::new(workspace);
         let host: Arc<dyn Host> = match connector {

@@ -178,7 +178,7 @@ impl Host for AttachedHost {
                     }
                 }
             }
-            super::run_blocking(self.local.snapshot(), self.local.sink(), call).await
+            super::run_local(self.local.snapshot(), self.local.sink(), call).await
         })
     }
 }

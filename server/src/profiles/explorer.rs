@@ -77,10 +77,10 @@ type ExplorerTool = super::Entry<Run>;
 
 #[rustfmt::skip]
 const TOOLS: &[ExplorerTool] = &[
-    ExplorerTool { name: "list_files", description: LIST_FILES, schema: schema_of::<ListFilesArgs>, effects: Effects::READ, run: list_files },
-    ExplorerTool { name: "read_file", description: READ_FILE, schema: schema_of::<ReadFileArgs>, effects: Effects::READ, run: read_file },
-    ExplorerTool { name: "search_files", description: SEARCH_FILES, schema: schema_of::<SearchFilesArgs>, effects: Effects::READ, run: search_files },
-    ExplorerTool { name: "get_repo_overview", description: OVERVIEW, schema: schema_of::<OverviewArgs>, effects: Effects::READ, run: overview },
+    ExplorerTool { name: "list_files", description: LIST_FILES, schema: schema_of::<ListFilesArgs>, effects: Effects::READ, quick: false, run: list_files },
+    ExplorerTool { name: "read_file", description: READ_FILE, schema: schema_of::<ReadFileArgs>, effects: Effects::READ, quick: true, run: read_file },
+    ExplorerTool { name: "search_files", description: SEARCH_FILES, schema: schema_of::<SearchFilesArgs>, effects: Effects::READ, quick: false, run: search_files },
+    ExplorerTool { name: "get_repo_overview", description: OVERVIEW, schema: schema_of::<OverviewArgs>, effects: Effects::READ, quick: false, run: overview },
 ];
 
 const LIST_FILES: &str = "List files and directories within the repository, depth-first in name order. \

@@ -67,6 +67,7 @@ mismatch or malformed diff), ReadOnly.",
             })
         },
         effects: WRITES,
+        quick: false,
         run: (),
     },
     Spec {
@@ -82,6 +83,7 @@ ReadOnly.",
             )
         },
         effects: Effects { read_only: false, destructive: false, idempotent: false, open_world: false },
+        quick: true,
         run: (),
     },
     Spec {
@@ -97,6 +99,7 @@ PermissionDenied (the operating system refused), ReadOnly.",
             )
         },
         effects: Effects { read_only: false, destructive: true, idempotent: true, open_world: false },
+        quick: true,
         run: (),
     },
     Spec {
@@ -114,6 +117,7 @@ exists is not an error. Errors: OutsideRoot, ReadOnly.",
             })
         },
         effects: Effects { read_only: false, destructive: false, idempotent: true, open_world: false },
+        quick: true,
         run: (),
     },
     Spec {
@@ -135,6 +139,7 @@ ReadOnly.",
             })
         },
         effects: WRITES,
+        quick: false,
         run: (),
     },
     Spec {
@@ -162,6 +167,7 @@ stderr). Errors: CommandNotAllowed (the message lists the allowed commands), Out
             })
         },
         effects: Effects { read_only: true, destructive: false, idempotent: false, open_world: false },
+        quick: false,
         run: (),
     },
 ];

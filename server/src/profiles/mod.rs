@@ -35,6 +35,8 @@ pub struct ToolInfo {
     pub input_schema: Value,
     /// Its effects.
     pub effects: Effects,
+    /// Whether its work is bounded by one file or directory (see [`crate::tools::Tool::quick`]).
+    pub quick: bool,
 }
 
 impl ToolInfo {
@@ -65,6 +67,8 @@ pub(crate) struct Entry<R> {
     pub schema: fn() -> Value,
     /// Its effects.
     pub effects: Effects,
+    /// Whether its work is bounded by one file or directory (see [`crate::tools::Tool::quick`]).
+    pub quick: bool,
     /// How the profile runs it.
     pub run: R,
 }
@@ -77,6 +81,7 @@ impl<R> Entry<R> {
             description: self.description,
             input_schema: (self.schema)(),
             effects: self.effects,
+            quick: self.quick,
         }
     }
 

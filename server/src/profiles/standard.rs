@@ -28,6 +28,7 @@ impl Profile for Standard {
                 description: t.description,
                 input_schema: (t.schema)(),
                 effects: t.effects,
+                quick: t.quick,
             })
             .collect()
     }

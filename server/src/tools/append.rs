@@ -36,6 +36,7 @@ not still does not. Nothing else in the file is touched, so this suits logs, lis
 better than rewriting the whole file.",
     schema: schema_of::<AppendArgs>,
     effects: Effects { read_only: false, destructive: false, idempotent: false, open_world: false },
+    quick: true,
     run: |ctx, args| append(ctx, parse_args(args)?),
 };
 

@@ -48,6 +48,7 @@ one is refused. Prefer `edit_file` for one small change; prefer this for many ch
 With `dry_run` it returns the diff it would apply and changes nothing.",
     schema: schema_of::<ApplyPatchArgs>,
     effects: Effects { read_only: false, destructive: true, idempotent: false, open_world: false },
+    quick: false,
     run: |ctx, args: Value| apply_patch(ctx, parse_args(args)?),
 };
 

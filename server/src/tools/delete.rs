@@ -32,6 +32,7 @@ in it; the result says how many files and directories went. Workspace roots cann
 Outside an editor there is no undo: check the path first.",
     schema: schema_of::<DeleteArgs>,
     effects: Effects { read_only: false, destructive: true, idempotent: true, open_world: false },
+    quick: false,
     run: |ctx, args| delete(ctx, parse_args(args)?),
 };
 

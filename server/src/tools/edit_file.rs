@@ -47,6 +47,7 @@ of every match), or invalid_input; nothing is changed on failure. Use multi_edit
 one file, replace for regex or line-range replacements, write_file to create or rewrite a file.",
     schema: schema_of::<EditFileArgs>,
     effects: Effects { read_only: false, destructive: true, idempotent: false, open_world: false },
+    quick: true,
     run: |ctx, args: Value| edit_file(ctx, parse_args(args)?),
 };
 

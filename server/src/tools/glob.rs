@@ -52,6 +52,7 @@ ones), symlinks are not followed. Returns at most `limit` paths (default 1000) a
 more exist. Prints `(no matches)` when nothing matches. Use grep to search file contents.",
     schema: schema_of::<GlobArgs>,
     effects: Effects::READ,
+    quick: false,
     run: |ctx, args: Value| glob(ctx, parse_args(args)?).map(Output::Text),
 };
 

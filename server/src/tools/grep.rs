@@ -114,6 +114,7 @@ otherwise) after skipping `offset`; a footer gives the offset of the next page. 
 read_file around a hit.",
     schema: schema_of::<GrepArgs>,
     effects: Effects::READ,
+    quick: false,
     run: |ctx, args: Value| grep(ctx, parse_args(args)?).map(Output::Text),
 };
 

@@ -40,6 +40,7 @@ CRLF), and the BOM and the file's final-newline state are kept. Use it to add co
 without matching any text; to change existing lines, use edit_file.",
     schema: schema_of::<InsertArgs>,
     effects: Effects { read_only: false, destructive: false, idempotent: false, open_world: false },
+    quick: true,
     run: |ctx, args| insert(ctx, parse_args(args)?),
 };
 

@@ -54,6 +54,7 @@ notice when more remain. Prefer `glob` to find files by name pattern and `overvi
 of a large tree.",
     schema: schema_of::<ListDirArgs>,
     effects: Effects::READ,
+    quick: true,
     run: |ctx, args: Value| list_dir(ctx, parse_args(args)?).map(Output::Text),
 };
 

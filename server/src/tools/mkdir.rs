@@ -25,6 +25,7 @@ already exists is not an error (the result says so); a file at the path is. Ther
 call this before write_file or move, which create missing parents themselves.",
     schema: schema_of::<MkdirArgs>,
     effects: Effects { read_only: false, destructive: false, idempotent: true, open_world: false },
+    quick: true,
     run: |ctx, args| mkdir(ctx, parse_args(args)?),
 };
 

@@ -167,6 +167,11 @@ pub struct Tool {
     pub schema: fn() -> Value,
     /// Its effects.
     pub effects: Effects,
+    /// Its work is bounded by one file or one directory listing (a read, a stat, an edit), so a
+    /// server may run it on its protocol thread instead of handing it to a worker; tools that
+    /// walk trees, touch many files or run commands say `false` and run on the blocking pool,
+    /// where cancellation and progress reach them.
+    pub quick: bool,
     /// Runs it on JSON arguments.
     pub run: fn(&Context<'_>, Value) -> Result<Output>,
 }

@@ -34,6 +34,7 @@ directory). A symlink is moved as the link itself. Contents, line endings and pe
 as they are. Workspace roots cannot be moved.",
     schema: schema_of::<MoveArgs>,
     effects: Effects { read_only: false, destructive: true, idempotent: false, open_world: false },
+    quick: false,
     run: |ctx, args| r#move(ctx, parse_args(args)?),
 };
 

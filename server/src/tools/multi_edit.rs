@@ -48,6 +48,7 @@ edit_file calls on the same file. Write line breaks as `\\n`: the file keeps its
 BOM and final newline.",
     schema: schema_of::<MultiEditArgs>,
     effects: Effects { read_only: false, destructive: true, idempotent: false, open_world: false },
+    quick: true,
     run: |ctx, args: Value| multi_edit(ctx, parse_args(args)?),
 };
 

@@ -52,6 +52,7 @@ entries, `.git`, and dependency or build folders (node_modules, target, dist, bu
 unfamiliar project; use `list_dir` for a complete listing of one directory and `glob` to find files.",
     schema: schema_of::<OverviewArgs>,
     effects: Effects::READ,
+    quick: false,
     run: |ctx, args: Value| overview(ctx, parse_args(args)?).map(Output::Text),
 };
 

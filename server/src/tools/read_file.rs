@@ -43,6 +43,7 @@ files are refused; files over 10 MiB must be paged with `offset`/`limit`. Prefer
 where something is, then `read_file` with an offset around it.",
     schema: schema_of::<ReadFileArgs>,
     effects: Effects::READ,
+    quick: true,
     run: |ctx, args: Value| read_file(ctx, parse_args(args)?).map(Output::Text),
 };
 

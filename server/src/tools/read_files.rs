@@ -42,6 +42,7 @@ with an `output_limit` error to read them in another call. Prefer this over seve
 calls when you already know which files you need.",
     schema: schema_of::<ReadFilesArgs>,
     effects: Effects::READ,
+    quick: false,
     run: |ctx, args: Value| read_files(ctx, parse_args(args)?).map(Output::Text),
 };
 

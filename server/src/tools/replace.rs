@@ -70,6 +70,7 @@ anything. Line breaks read as `\\n` whatever the file uses, and written ones tak
 Fails with no_match when nothing matches. For one specific change with context use edit_file.",
     schema: schema_of::<ReplaceArgs>,
     effects: Effects { read_only: false, destructive: true, idempotent: false, open_world: false },
+    quick: false,
     run: |ctx, args: Value| replace(ctx, parse_args(args)?),
 };
 

@@ -60,6 +60,7 @@ the file named by `stdout_spill`/`stderr_spill` (under `.tether/run/`), which `r
 page (a negative offset reads the end). Not available in read-only mode.",
     schema: schema_of::<RunArgs>,
     effects: Effects { read_only: false, destructive: true, idempotent: false, open_world: true },
+    quick: false,
     run: |ctx, args: Value| run_command(ctx, parse_args(args)?).map(Output::Json),
 };
 

@@ -35,6 +35,7 @@ and text fields come from the unsaved buffer) and `binary`; a text file adds `li
 Use it to check a file's size before reading it, or its encoding and line endings before editing.",
     schema: schema_of::<StatArgs>,
     effects: Effects::READ,
+    quick: true,
     run: |ctx, args: Value| stat(ctx, parse_args(args)?).map(Output::Json),
 };
 

@@ -39,6 +39,7 @@ files, and text files tether cannot write back exactly (UTF-16, invalid UTF-8), 
 such a file first to replace it.",
     schema: schema_of::<WriteFileArgs>,
     effects: Effects { read_only: false, destructive: true, idempotent: true, open_world: false },
+    quick: true,
     run: |ctx, args| write_file(ctx, parse_args(args)?),
 };
 

@@ -57,9 +57,15 @@ impl Profile for TestProfile {
             // Field by field, so that a field added to Effects keeps READ's value.
             let mut effects = Effects::READ;
             (effects.read_only, effects.destructive, effects.idempotent) = (false, true, false);
-            tools.push(ToolInfo { name: "plan", description: "test", input_schema: json!({}), effects });
+            tools.push(ToolInfo { name: "plan", description: "test", input_schema: json!({}), effects, quick: false });
         }
-        tools.push(ToolInfo { name: "gate", description: "test", input_schema: json!({}), effects: Effects::READ });
+        tools.push(ToolInfo {
+            name: "gate",
+            description: "test",
+            input_schema: json!({}),
+            effects: Effects::READ,
+            quick: false,
+        });
         tools
     }
 

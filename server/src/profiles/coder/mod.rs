@@ -53,15 +53,15 @@ const WRITE: Effects = Effects { read_only: false, destructive: true, idempotent
 
 #[rustfmt::skip]
 const TOOLS: &[CoderTool] = &[
-    CoderTool { name: "read_file", description: READ_FILE, schema: schema_of::<ReadFileArgs>, effects: Effects::READ, run: read_file },
-    CoderTool { name: "list_dir", description: LIST_DIR, schema: schema_of::<ListDirArgs>, effects: Effects::READ, run: list_dir },
-    CoderTool { name: "glob", description: GLOB, schema: schema_of::<GlobArgs>, effects: Effects::READ, run: glob },
-    CoderTool { name: "grep", description: GREP, schema: schema_of::<GrepArgs>, effects: Effects::READ, run: grep },
-    CoderTool { name: "write_file", description: WRITE_FILE, schema: schema_of::<WriteFileArgs>, effects: Effects { idempotent: true, ..WRITE }, run: write_file },
-    CoderTool { name: "edit_file", description: EDIT_FILE, schema: schema_of::<EditFileArgs>, effects: WRITE, run: edit_file },
-    CoderTool { name: "multi_edit", description: MULTI_EDIT, schema: schema_of::<MultiEditArgs>, effects: WRITE, run: multi_edit },
-    CoderTool { name: "apply_patch", description: APPLY_PATCH, schema: schema_of::<ApplyPatchArgs>, effects: WRITE, run: apply_patch },
-    CoderTool { name: "bash", description: BASH, schema: schema_of::<BashArgs>, effects: Effects { open_world: true, ..WRITE }, run: bash },
+    CoderTool { name: "read_file", description: READ_FILE, schema: schema_of::<ReadFileArgs>, effects: Effects::READ, quick: true, run: read_file },
+    CoderTool { name: "list_dir", description: LIST_DIR, schema: schema_of::<ListDirArgs>, effects: Effects::READ, quick: false, run: list_dir },
+    CoderTool { name: "glob", description: GLOB, schema: schema_of::<GlobArgs>, effects: Effects::READ, quick: false, run: glob },
+    CoderTool { name: "grep", description: GREP, schema: schema_of::<GrepArgs>, effects: Effects::READ, quick: false, run: grep },
+    CoderTool { name: "write_file", description: WRITE_FILE, schema: schema_of::<WriteFileArgs>, effects: Effects { idempotent: true, ..WRITE }, quick: true, run: write_file },
+    CoderTool { name: "edit_file", description: EDIT_FILE, schema: schema_of::<EditFileArgs>, effects: WRITE, quick: true, run: edit_file },
+    CoderTool { name: "multi_edit", description: MULTI_EDIT, schema: schema_of::<MultiEditArgs>, effects: WRITE, quick: true, run: multi_edit },
+    CoderTool { name: "apply_patch", description: APPLY_PATCH, schema: schema_of::<ApplyPatchArgs>, effects: WRITE, quick: false, run: apply_patch },
+    CoderTool { name: "bash", description: BASH, schema: schema_of::<BashArgs>, effects: Effects { open_world: true, ..WRITE }, quick: false, run: bash },
 ];
 
 const READ_FILE: &str = "Read a text file (UTF-8, or UTF-16 with a byte-order mark) with numbered lines: \

@@ -69,13 +69,13 @@ const INSERT: Effects = Effects { read_only: false, destructive: false, idempote
 /// The tools, in the order the contract lists them.
 #[rustfmt::skip]
 const TOOLS: &[Spec] = &[
-    Spec { name: "set_workspace", description: schema::SET_WORKSPACE, schema: schema::set_workspace, effects: Effects::READ, run: None },
-    Spec { name: "read_files", description: schema::READ_FILES, schema: schema::read_files, effects: Effects::READ, run: Some(|c, _, a| read::read_files(c, a)) },
-    Spec { name: "write_files", description: schema::WRITE_FILES, schema: schema::write_files, effects: WRITE, run: Some(write::write_files) },
-    Spec { name: "apply_diffs", description: schema::APPLY_DIFFS, schema: schema::apply_diffs, effects: EDIT, run: Some(edit::apply_diffs) },
-    Spec { name: "insert_contents", description: schema::INSERT_CONTENTS, schema: schema::insert_contents, effects: INSERT, run: Some(write::insert_contents) },
-    Spec { name: "search_and_replace", description: schema::SEARCH_AND_REPLACE, schema: schema::search_and_replace, effects: EDIT, run: Some(edit::search_and_replace) },
-    Spec { name: "list_files", description: schema::LIST_FILES, schema: schema::list_files, effects: Effects::READ, run: Some(|c, _, a| read::list_files(c, a)) },
+    Spec { name: "set_workspace", description: schema::SET_WORKSPACE, schema: schema::set_workspace, effects: Effects::READ, quick: false, run: None },
+    Spec { name: "read_files", description: schema::READ_FILES, schema: schema::read_files, effects: Effects::READ, quick: false, run: Some(|c, _, a| read::read_files(c, a)) },
+    Spec { name: "write_files", description: schema::WRITE_FILES, schema: schema::write_files, effects: WRITE, quick: false, run: Some(write::write_files) },
+    Spec { name: "apply_diffs", description: schema::APPLY_DIFFS, schema: schema::apply_diffs, effects: EDIT, quick: false, run: Some(edit::apply_diffs) },
+    Spec { name: "insert_contents", description: schema::INSERT_CONTENTS, schema: schema::insert_contents, effects: INSERT, quick: false, run: Some(write::insert_contents) },
+    Spec { name: "search_and_replace", description: schema::SEARCH_AND_REPLACE, schema: schema::search_and_replace, effects: EDIT, quick: false, run: Some(edit::search_and_replace) },
+    Spec { name: "list_files", description: schema::LIST_FILES, schema: schema::list_files, effects: Effects::READ, quick: false, run: Some(|c, _, a| read::list_files(c, a)) },
 ];
 
 impl Profile for Toolkit {
