@@ -76,16 +76,19 @@ impl Client {
         Ok(Client { child, stdin, stdout, next_id: 0, out: Vec::new(), line: Vec::new() })
     }
 
-    /// Sends one request and waits for its reply; returns the reply's size in bytes.
-    fn request(&mut self, method: &str, params: Option<&Value>) -> anyhow::Result<usize> {
+    /// Sends one request and waits for its reply; returns the reply's size in bytes. The params
+    /// are already JSON (serialised once, when the plan was read), so a large request costs the
+    /// client a copy, not a serialisation.
+    fn request(&mut self, method: &str, params: Option<&str>) -> anyhow::Result<usize> {
         self.next_id += 1;
         self.out.clear();
-        let msg = match params {
-            Some(p) => json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": p}),
-            None => json!({"jsonrpc": "2.0", "id": self.next_id, "method": method}),
-        };
-        serde_json::to_writer(&mut self.out, &msg)?;
-        self.out.push(b'\n');
+        write!(self.out, "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":", self.next_id)?;
+        serde_json::to_writer(&mut self.out, method)?;
+        if let Some(p) = params {
+            self.out.extend_from_slice(b",\"params\":");
+            self.out.extend_from_slice(p.as_bytes());
+        }
+        self.out.extend_from_slice(b"}\n");
         self.stdin.write_all(&self.out)?;
         self.stdin.flush()?;
         loop {
@@ -112,7 +115,7 @@ impl Client {
     fn initialize(&mut self) -> anyhow::Result<()> {
         let params = json!({"protocolVersion": "2025-06-18", "capabilities": {},
                             "clientInfo": {"name": "tether-bench", "version": "1"}});
-        self.request("initialize", Some(&params))?;
+        self.request("initialize", Some(&params.to_string()))?;
         self.stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")?;
         self.stdin.flush()?;
         Ok(())
@@ -149,9 +152,10 @@ fn median(mut samples: Vec<f64>) -> f64 {
 /// as often, since a median of a handful of sub-millisecond samples on a shared machine says
 /// more about the neighbours than about the server.
 fn timed(client: &mut Client, op: &Op, runs: usize) -> anyhow::Result<(f64, usize)> {
+    let params: Vec<String> = op.params.iter().map(Value::to_string).collect();
     let mut turn = 0;
     let mut call = |client: &mut Client| -> anyhow::Result<(f64, usize)> {
-        let params = op.params.get(turn % op.params.len().max(1));
+        let params = params.get(turn % params.len().max(1)).map(String::as_str);
         turn += 1;
         let t0 = Instant::now();
         let bytes = client.request(&op.method, params)?;

@@ -7,12 +7,16 @@
 //! attached to an editor's `tether lsp`, that lsp ([`remote::AttachedHost`]).
 
 pub mod http;
+mod memory;
 pub mod remote;
 mod roots;
 
 use std::future::Future;
+#[cfg(target_os = "linux")]
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -149,7 +153,12 @@ struct Inner {
     tools: Vec<ToolInfo>,
     /// The tool list as MCP sends it, built once: it depends only on profile and mode.
     mcp_tools: Vec<McpTool>,
+    /// Tool calls answered so far; what the idle watch looks at.
+    answered: AtomicU64,
 }
+
+/// How long `tether mcp` on stdio waits without a call before it returns free memory.
+const IDLE_RELEASE: Duration = Duration::from_secs(2);
 
 /// How often a long tool call reports progress when the client asked for it.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(500);
@@ -160,7 +169,7 @@ impl McpServer {
         let profile = profile.into();
         let tools = profile.tools(&config);
         let mcp_tools = tools.iter().map(to_mcp_tool).collect();
-        McpServer { inner: Arc::new(Inner { profile, config, host, tools, mcp_tools }) }
+        McpServer { inner: Arc::new(Inner { profile, config, host, tools, mcp_tools, answered: AtomicU64::new(0) }) }
     }
 
     /// Serves MCP over `transport` until the client goes away.
@@ -173,6 +182,23 @@ impl McpServer {
         let reason = running.waiting().await?;
         tracing::debug!(?reason, "mcp session ended");
         Ok(())
+    }
+
+    /// Returns free memory to the system whenever no tool call has been answered for
+    /// [`IDLE_RELEASE`] since the last one (see [`memory`]). Runs until the runtime stops.
+    async fn release_memory_when_idle(self) {
+        let mut seen = self.inner.answered.load(Ordering::Relaxed);
+        let mut released = true;
+        loop {
+            tokio::time::sleep(IDLE_RELEASE).await;
+            let now = self.inner.answered.load(Ordering::Relaxed);
+            if now != seen {
+                (seen, released) = (now, false);
+            } else if !released {
+                memory::release_free_memory();
+                released = true;
+            }
+        }
     }
 
     fn tool_list(&self) -> Vec<McpTool> {
@@ -317,6 +343,7 @@ impl ServerHandler for McpServer {
         if let Some(p) = progress {
             p.abort();
         }
+        self.inner.answered.fetch_add(1, Ordering::Relaxed);
         match result {
             Ok(r) => Ok(to_mcp_result(r).into()),
             Err(e) => Err(McpError::new(rmcp::model::ErrorCode(e.code()), e.to_string(), e.data().cloned())),
@@ -342,6 +369,7 @@ pub fn run_stdio(
 ) -> anyhow::Result<()> {
     // One thread serves the protocol and runs the quick tools; the rest go to the blocking pool.
     // A message then never crosses threads on its way in or out, which halves a small call.
+    memory::keep_large_buffers();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     rt.block_on(async move {
         let disk = DiskHost::new(workspace);
@@ -354,6 +382,28 @@ pub fn run_stdio(
             None => Arc::new(disk),
         };
         let server = McpServer::new(profile, config, host);
-        server.serve(rmcp::transport::stdio_pipes()).await
+        tokio::spawn(server.clone().release_memory_when_idle());
+        widen_stdio_pipes();
+        let (read, write) = rmcp::transport::stdio_pipes();
+        // rmcp reads a line through its own 8 KiB buffer, so a 1 MiB request would take 128
+        // reads; this buffer in front of it takes whatever the pipe holds in one.
+        let read = tokio::io::BufReader::with_capacity(STDIO_PIPE_SIZE, read);
+        server.serve((read, write)).await
     })
+}
+
+/// The size `tether mcp` asks of its stdio pipes, and of its read buffer.
+const STDIO_PIPE_SIZE: usize = 1 << 20;
+
+/// Grows stdin and stdout to [`STDIO_PIPE_SIZE`] when they are pipes (Linux's default is 64 KiB,
+/// and 1 MiB the most an unprivileged process may ask). A 23 MB reply then crosses in about 23
+/// writes instead of 360, each of which wakes the client; a large request likewise. Where the
+/// size cannot be changed (not a pipe, another system, a lower limit), nothing changes.
+fn widen_stdio_pipes() {
+    #[cfg(target_os = "linux")]
+    for fd in [std::io::stdin().as_fd(), std::io::stdout().as_fd()] {
+        if let Err(e) = rustix::pipe::fcntl_setpipe_size(fd, STDIO_PIPE_SIZE) {
+            tracing::debug!(error = %e, "stdio pipe keeps its size");
+        }
+    }
 }
