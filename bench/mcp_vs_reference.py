@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """tether mcp against the reference MCP filesystem server, same client, same tree, one run.
 
-Usage: bench/mcp_vs_reference.py [--runs N]
+Usage: bench/mcp_vs_reference.py [--runs N] [--pin CPU]
 
-Both servers are driven by the same minimal stdio JSON-RPC client (a line per message), so the
-figures are the servers' own, not a client library's. Every operation is timed from request
-written to response parsed and reported as the median of --runs calls; spawn-to-initialize is
-timed over fresh processes. Peak RSS is each server's VmHWM from /proc after its last call. The
-reference server is installed from npm into $TETHER_CACHE. (tests/mcp/ is where the official
-MCP Python SDK client proves compatibility.)
+Both servers are driven by the same client, server/examples/mcp_bench_client.rs (built here in
+release mode): one JSON-RPC message per line, requests serialised once up front, replies parsed
+without copying their text, so that what is timed is the servers. Every operation runs on a fresh
+server process, is timed from request written to reply parsed, and is reported as the median of
+--runs calls after three warm-up calls (calls under 5 ms are sampled 20 times as often);
+spawn-to-initialize is timed over fresh processes. Peak RSS is the largest VmHWM of the server's
+processes. The reference server is installed from npm into $TETHER_CACHE. (tests/mcp/ is where
+the official MCP Python SDK client proves compatibility.)
 """
 
 import argparse
@@ -17,7 +19,6 @@ import os
 import pathlib
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -97,8 +98,9 @@ def operations(is_tether: bool, root: pathlib.Path) -> list[dict]:
                 plans.append(call("edit_file", {"path": str(d / name), "edits": [{"oldText": old, "newText": new}]}))
         return plans
 
-    one_mib = "x" * 79 + "\n"
-    one_mib = one_mib * ((1 << 20) // len(one_mib))
+    # Two different contents in turn, so that every call really writes (a write_file of the text
+    # a file already holds changes nothing, and tether then writes nothing).
+    one_mib = [(c * 79 + "\n") * ((1 << 20) // 80) for c in "xy"]
     read = "read_file" if is_tether else "read_text_file"
     ops = [
         # The round trip with no work on either side: the floor under every other call's time.
@@ -116,7 +118,8 @@ def operations(is_tether: bool, root: pathlib.Path) -> list[dict]:
                                                       {"path": str(root / "src" / "module01" / "file01.rs")})]),
         ("edit 1 MiB file", "tools/call", edit("one_mib.txt")),
         ("edit 20 MiB file", "tools/call", edit("twenty_mib.txt")),
-        ("write 1 MiB", "tools/call", [call("write_file", {"path": str(d / "written.txt"), "content": one_mib})]),
+        ("write 1 MiB", "tools/call", [call("write_file", {"path": str(d / "written.txt"), "content": text})
+                                       for text in one_mib]),
     ]
     if is_tether:
         ops.append(("grep (tether only)", "tools/call",
@@ -124,9 +127,7 @@ def operations(is_tether: bool, root: pathlib.Path) -> list[dict]:
     return [{"label": label, "method": method, "params": params} for label, method, params in ops]
 
 
-def bench_server(client: pathlib.Path, cmd: list[str], root: pathlib.Path, runs: int) -> dict:
-    plan = {"cmd": [*cmd, *root_args(cmd, root)], "runs": runs, "init_runs": max(5, runs // 2),
-            "ops": operations(cmd[-1] == "mcp", root)}
+def run_plan(client: pathlib.Path, plan: dict) -> dict:
     plan_file = CACHE / "bench-mcp-plan.json"
     plan_file.write_text(json.dumps(plan))
     out = subprocess.run([str(client), str(plan_file)], check=True, capture_output=True, text=True).stdout
@@ -135,16 +136,41 @@ def bench_server(client: pathlib.Path, cmd: list[str], root: pathlib.Path, runs:
     return result
 
 
+def bench_server(client: pathlib.Path, cmd: list[str], root: pathlib.Path, runs: int) -> dict:
+    """Each operation on a fresh server process: on this 2-core VM, once a 23 MB reply has kept
+    client and server busy at the same time the scheduler leaves them on different cores, and
+    every later small call pays a cross-core wake-up (stat 0.035 ms before a 20 MiB read and
+    0.10 to 0.12 ms after it, in one process; 0.034 ms both times with both pinned to one core).
+    Peak RSS is the largest of those processes' VmHWM."""
+    full = [*cmd, *root_args(cmd, root)]
+    res = {"times": {}, "reply_bytes": {}, "peak_rss_mib": 0.0}
+    init = run_plan(client, {"cmd": full, "runs": runs, "init_runs": max(5, runs // 2), "ops": []})
+    res["times"].update(init["times"])
+    for op in operations(cmd[-1] == "mcp", root):
+        one = run_plan(client, {"cmd": full, "runs": runs, "init_runs": 0, "ops": [op]})
+        res["times"].update(one["times"])
+        res["reply_bytes"].update(one["reply_bytes"])
+        res["peak_rss_mib"] = max(res["peak_rss_mib"], one["peak_rss_mib"])
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--pin", type=int, metavar="CPU",
+                    help="run the client and both servers on this one core, so that no call pays a "
+                         "cross-core wake-up (on a VM that is most of a small call's time)")
     args = ap.parse_args()
+    if args.pin is not None:
+        os.sched_setaffinity(0, {args.pin})
     root = (CACHE / "bench-mcp-tree").resolve()
     make_tree(root)
     servers = {"tether": ensure_tether(), "reference": ensure_reference()}
     client = ensure_client()
     results = {name: bench_server(client, servers[name], root, args.runs) for name in ("reference", "tether")}
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; runs={args.runs}")
+    pinned = f"pinned to core {args.pin}" if args.pin is not None else "not pinned"
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; runs={args.runs}, {pinned}; "
+          f"load average {os.getloadavg()[0]:.2f}")
     print()
     print("| operation | tether (ms) | reference (ms) | speed-up | reply bytes (tether / reference) |")
     print("|---|---:|---:|---:|---:|")

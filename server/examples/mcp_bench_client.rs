@@ -34,6 +34,8 @@ struct Op {
     label: String,
     method: String,
     params: Vec<Value>,
+    /// Overrides the plan's `runs` for this operation.
+    runs: Option<usize>,
 }
 
 /// What the client reads of a reply: the envelope and whether a tool call failed. Everything
@@ -195,7 +197,7 @@ fn main() -> anyhow::Result<()> {
     let mut client = Client::spawn(&plan.cmd)?;
     client.initialize()?;
     for op in &plan.ops {
-        let (ms, bytes) = timed(&mut client, op, plan.runs).with_context(|| op.label.clone())?;
+        let (ms, bytes) = timed(&mut client, op, op.runs.unwrap_or(plan.runs)).with_context(|| op.label.clone())?;
         times.push(json!([op.label, ms]));
         sizes.push(json!([op.label, bytes]));
     }
