@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use lsp_support::{editor_script, spawn_lsp, ChangeOrder, Init, Session, Strictness, PATIENCE};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt as _};
 use serde_json::{json, Value};
@@ -98,6 +99,26 @@ async fn start_mcp(root: &Path, runtime: &Path, extra: &[&str]) -> Mcp {
     cmd.arg("mcp").arg("--root").arg(root).args(extra).env("XDG_RUNTIME_DIR", runtime).env_remove("TETHER_LOG");
     let transport = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawn tether mcp").0;
     ().serve(transport).await.expect("initialize")
+}
+
+/// Like [`start_mcp`], with a client that accepts replies of up to 64 MiB (rmcp's own limit is
+/// 16 MiB).
+async fn start_mcp_for_large_replies(root: &Path, runtime: &Path) -> (Mcp, tokio::process::Child) {
+    let mut child = tokio::process::Command::new(BIN)
+        .arg("mcp")
+        .arg("--root")
+        .arg(root)
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env_remove("TETHER_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn tether mcp");
+    let (stdout, stdin) = (child.stdout.take().expect("stdout"), child.stdin.take().expect("stdin"));
+    let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(64 << 20);
+    (().serve(transport).await.expect("initialize"), child)
 }
 
 async fn call(mcp: &Mcp, tool: &str, args: Value) -> CallToolResult {
@@ -444,4 +465,27 @@ async fn a_cancelled_call_stops_the_command_in_the_lsp() {
     assert!(body(&r).contains("in the buffer"), "{}", body(&r));
     lsp.still_serves().await;
     mcp.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attached_read_of_20_mib_comes_back_whole() {
+    // The reply crosses the bridge as one 23 MB line, over rmcp's default limit of 16 MiB.
+    let runtime = runtime_dir();
+    let line = "a line of a large file, read through the editor's tether lsp\n";
+    let big = line.repeat((20 << 20) / line.len());
+    let lsp = start_lsp(&[("a.txt", "small\n"), ("big.txt", &big)], runtime.path()).await;
+    let (mcp, _child) = start_mcp_for_large_replies(lsp.dir(), runtime.path()).await;
+    let r = call(&mcp, "stat", json!({"path": "big.txt"})).await;
+    assert!(body(&r).contains("\"lines\""), "{}", body(&r));
+    let r = tokio::time::timeout(
+        PATIENCE,
+        call(&mcp, "read_file", json!({"path": "big.txt", "offset": 1, "limit": 1_000_000})),
+    )
+    .await
+    .expect("an answer to the 20 MiB read");
+    assert_eq!(r.is_error, Some(false));
+    let text = body(&r);
+    assert_eq!(text.lines().count(), big.lines().count());
+    assert!(text.ends_with(line.trim_end()), "{}", &text[text.len() - 200..]);
+    lsp.still_serves().await;
 }

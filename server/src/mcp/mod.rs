@@ -388,9 +388,17 @@ pub fn run_stdio(
         // rmcp reads a line through its own 8 KiB buffer, so a 1 MiB request would take 128
         // reads; this buffer in front of it takes whatever the pipe holds in one.
         let read = tokio::io::BufReader::with_capacity(STDIO_PIPE_SIZE, read);
-        server.serve((read, write)).await
+        let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(read, write)
+            .with_max_line_length(MAX_MESSAGE_BYTES);
+        server.serve(transport).await
     })
 }
+
+/// The largest message tether reads on a line-delimited MCP stream (stdio, and both ends of the
+/// bridge). rmcp's default, 16 MiB, drops a longer line without an answer: a `write_file` of a
+/// 17 MiB text, or the reply to a 20 MiB read forwarded by the bridge, would leave the caller
+/// waiting for ever.
+pub(crate) const MAX_MESSAGE_BYTES: usize = 256 << 20;
 
 /// The size `tether mcp` asks of its stdio pipes, and of its read buffer.
 const STDIO_PIPE_SIZE: usize = 1 << 20;

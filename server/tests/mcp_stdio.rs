@@ -1,0 +1,103 @@
+//! `tether mcp` on real stdio pipes: large requests, and the memory of large calls.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// A `tether mcp` serving `root`, initialized, with a way to ask it things.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start(root: &std::path::Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+            .args(["mcp", "--root"])
+            .arg(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn tether mcp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut s = Server { child, stdin, stdout, next_id: 0 };
+        s.ask(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        s
+    }
+
+    fn ask(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let msg = json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        writeln!(self.stdin, "{msg}").expect("send");
+        let mut reply = String::new();
+        self.stdout.read_line(&mut reply).expect("reply");
+        assert!(!reply.is_empty(), "tether mcp closed stdout instead of answering {method}");
+        serde_json::from_str(&reply).expect("JSON reply")
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let reply = self.ask("tools/call", json!({"name": tool, "arguments": arguments}));
+        let head: String = reply.to_string().chars().take(300).collect();
+        assert_eq!(reply["result"]["isError"], false, "{head}");
+        reply
+    }
+
+    fn stop(self) {
+        drop(self.stdin);
+        let mut child = self.child;
+        child.wait().expect("exit");
+    }
+}
+
+#[test]
+fn a_request_larger_than_16_mib_is_answered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut server = Server::start(dir.path());
+    let text = "seventeen mebibytes of text, one line at a time\n".repeat((17 << 20) / 48);
+    server.call("write_file", json!({"path": "big.txt", "content": text}));
+    assert_eq!(std::fs::read_to_string(dir.path().join("big.txt")).expect("written"), text);
+    server.stop();
+}
+
+/// `tether mcp` keeps the buffers of a large call for the next one while it is busy, and gives
+/// the memory back once it has been idle for a few seconds (glibc only).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn an_idle_server_returns_the_memory_of_a_large_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let line = "a line of text that is neither short nor long, as most lines are\n";
+    std::fs::write(dir.path().join("big.txt"), line.repeat((20 << 20) / line.len())).expect("write");
+    let mut server = Server::start(dir.path());
+    let pid = server.child.id();
+    let before = rss_kib(pid);
+    server.call("read_file", json!({"path": "big.txt", "offset": 1, "limit": 1_000_000}));
+    let busy = rss_kib(pid);
+    assert!(busy > before + 40 * 1024, "the read's buffers are kept: {before} KiB before, {busy} KiB after");
+
+    let started = Instant::now();
+    let idle = loop {
+        let now = rss_kib(pid);
+        if now + 30 * 1024 < busy || started.elapsed() > Duration::from_secs(15) {
+            break now;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(idle + 30 * 1024 < busy, "idle for {:?}, still {idle} KiB resident (busy: {busy} KiB)", started.elapsed());
+    server.stop();
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS");
+    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a number")
+}
