@@ -19,6 +19,7 @@ import os
 import pathlib
 import platform
 import shutil
+from statistics import median
 import subprocess
 import sys
 import time
@@ -81,7 +82,7 @@ def call(tool: str, args: dict) -> dict:
     return {"name": tool, "arguments": args}
 
 
-def operations(is_tether: bool, root: pathlib.Path) -> list[dict]:
+def operations(is_tether: bool, root: pathlib.Path) -> list[dict | None]:
     """The plan's operations: a label, a method and the params the calls cycle through."""
     d = root / "data"
     big_read = {"offset": 1, "limit": 10**9} if is_tether else {}
@@ -121,10 +122,9 @@ def operations(is_tether: bool, root: pathlib.Path) -> list[dict]:
         ("write 1 MiB", "tools/call", [call("write_file", {"path": str(d / "written.txt"), "content": text})
                                        for text in one_mib]),
     ]
-    if is_tether:
-        ops.append(("grep (tether only)", "tools/call",
-                    [call("grep", {"pattern": "f3_7_1\\b", "output_mode": "content"})]))
-    return [{"label": label, "method": method, "params": params} for label, method, params in ops]
+    ops.append(("grep (tether only)", "tools/call",
+                [call("grep", {"pattern": "f3_7_1\\b", "output_mode": "content"})]) if is_tether else None)
+    return [{"label": op[0], "method": op[1], "params": op[2]} if op else None for op in ops]
 
 
 def run_plan(client: pathlib.Path, plan: dict) -> dict:
@@ -136,27 +136,43 @@ def run_plan(client: pathlib.Path, plan: dict) -> dict:
     return result
 
 
-def bench_server(client: pathlib.Path, cmd: list[str], root: pathlib.Path, runs: int) -> dict:
-    """Each operation on a fresh server process: on this 2-core VM, once a 23 MB reply has kept
-    client and server busy at the same time the scheduler leaves them on different cores, and
-    every later small call pays a cross-core wake-up (stat 0.035 ms before a 20 MiB read and
-    0.10 to 0.12 ms after it, in one process; 0.034 ms both times with both pinned to one core).
-    Peak RSS is the largest of those processes' VmHWM."""
-    full = [*cmd, *root_args(cmd, root)]
-    res = {"times": {}, "reply_bytes": {}, "peak_rss_mib": 0.0}
-    init = run_plan(client, {"cmd": full, "runs": runs, "init_runs": max(5, runs // 2), "ops": []})
-    res["times"].update(init["times"])
-    for op in operations(cmd[-1] == "mcp", root):
-        one = run_plan(client, {"cmd": full, "runs": runs, "init_runs": 0, "ops": [op]})
-        res["times"].update(one["times"])
-        res["reply_bytes"].update(one["reply_bytes"])
-        res["peak_rss_mib"] = max(res["peak_rss_mib"], one["peak_rss_mib"])
+def bench(client: pathlib.Path, servers: dict[str, list[str]], root: pathlib.Path, runs: int,
+          passes: int) -> dict:
+    """Every operation on a fresh server process, the two servers alternating, `passes` times.
+
+    A fresh process per operation because on this 2-core VM, once a 23 MB reply has kept client
+    and server busy at the same time, the scheduler leaves them on different cores and every later
+    small call pays a cross-core wake-up (stat 0.035 ms before a 20 MiB read and 0.10 to 0.12 ms
+    after it, in one process; 0.034 ms both times with both pinned to one core). Alternating, and
+    several passes, because the machine's load changes from minute to minute.
+    """
+    res = {name: {"times": {}, "reply_bytes": {}, "peak_rss_mib": 0.0} for name in servers}
+    n_ops = len(operations(True, root))
+    for index in [None, *range(n_ops)]:  # None: spawn to initialize
+        for p in range(passes):
+            for name in (("reference", "tether") if p % 2 == 0 else ("tether", "reference")):
+                cmd = servers[name]
+                full = [*cmd, *root_args(cmd, root)]
+                if index is None:
+                    plan = {"cmd": full, "runs": runs, "init_runs": max(5, runs // 2), "ops": []}
+                else:
+                    op = operations(name == "tether", root)[index]
+                    if op is None:
+                        continue
+                    plan = {"cmd": full, "runs": runs, "init_runs": 0, "ops": [op]}
+                one = run_plan(client, plan)
+                r = res[name]
+                for label, ms in one["times"].items():
+                    r["times"].setdefault(label, []).append(ms)
+                r["reply_bytes"].update(one["reply_bytes"])
+                r["peak_rss_mib"] = max(r["peak_rss_mib"], one["peak_rss_mib"])
     return res
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--runs", type=int, default=15, help="timed calls per operation and process")
+    ap.add_argument("--passes", type=int, default=3, help="processes per operation and server")
     ap.add_argument("--pin", type=int, metavar="CPU",
                     help="run the client and both servers on this one core, so that no call pays a "
                          "cross-core wake-up (on a VM that is most of a small call's time)")
@@ -167,23 +183,28 @@ def main() -> None:
     make_tree(root)
     servers = {"tether": ensure_tether(), "reference": ensure_reference()}
     client = ensure_client()
-    results = {name: bench_server(client, servers[name], root, args.runs) for name in ("reference", "tether")}
+    load = os.getloadavg()[0]
+    results = bench(client, servers, root, args.runs, args.passes)
     pinned = f"pinned to core {args.pin}" if args.pin is not None else "not pinned"
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; runs={args.runs}, {pinned}; "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}; runs={args.runs}, "
+          f"passes={args.passes}, {pinned}; load average {load:.2f} before, {os.getloadavg()[0]:.2f} after")
     print()
-    print("| operation | tether (ms) | reference (ms) | speed-up | reply bytes (tether / reference) |")
-    print("|---|---:|---:|---:|---:|")
+    print("| operation | tether (ms) | reference (ms) | speed-up | per pass | reply bytes (tether / reference) |")
+    print("|---|---:|---:|---:|---:|---:|")
     tether, ref = results["tether"], results["reference"]
-    for label, t in tether["times"].items():
-        r = ref["times"].get(label)
-        if r is None:
-            print(f"| {label} | {t:.2f} | n/a | | {tether['reply_bytes'].get(label, '')} |")
-        else:
-            sizes = f"{tether['reply_bytes'].get(label, '')} / {ref['reply_bytes'].get(label, '')}"
-            print(f"| {label} | {t:.2f} | {r:.2f} | {r / t:.1f}x | {sizes} |")
+    for label, ts in tether["times"].items():
+        t = median(ts)
+        rs = ref["times"].get(label)
+        if rs is None:
+            print(f"| {label} | {t:.2f} | n/a | | | {tether['reply_bytes'].get(label, '')} |")
+            continue
+        r = median(rs)
+        ratios = sorted(b / a for a, b in zip(ts, rs))
+        spread = f"{ratios[0]:.1f} to {ratios[-1]:.1f}x"
+        sizes = f"{tether['reply_bytes'].get(label, '')} / {ref['reply_bytes'].get(label, '')}"
+        print(f"| {label} | {t:.2f} | {r:.2f} | {r / t:.1f}x | {spread} | {sizes} |")
     t, r = tether["peak_rss_mib"], ref["peak_rss_mib"]
-    print(f"| peak RSS (MiB) | {t:.1f} | {r:.1f} | {r / t:.1f}x smaller | |")
+    print(f"| peak RSS (MiB) | {t:.1f} | {r:.1f} | {r / t:.1f}x smaller | | |")
 
 if __name__ == "__main__":
     sys.exit(main())
