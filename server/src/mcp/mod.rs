@@ -367,9 +367,9 @@ pub fn run_stdio(
     workspace: Workspace,
     connector: Option<Arc<dyn remote::Connector>>,
 ) -> anyhow::Result<()> {
+    memory::keep_large_buffers();
     // One thread serves the protocol and runs the quick tools; the rest go to the blocking pool.
     // A message then never crosses threads on its way in or out, which halves a small call.
-    memory::keep_large_buffers();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     rt.block_on(async move {
         let disk = DiskHost::new(workspace);
