@@ -94,9 +94,15 @@ async fn wait_until(what: &str, cond: impl Fn() -> bool) {
 
 type Mcp = RunningService<RoleClient, ()>;
 
-async fn start_mcp(root: &Path, runtime: &Path, extra: &[&str]) -> Mcp {
+/// `tether mcp` for `root`, finding lsps in `runtime`.
+fn mcp_command(root: &Path, runtime: &Path, extra: &[&str]) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(BIN);
     cmd.arg("mcp").arg("--root").arg(root).args(extra).env("XDG_RUNTIME_DIR", runtime).env_remove("TETHER_LOG");
+    cmd
+}
+
+async fn start_mcp(root: &Path, runtime: &Path, extra: &[&str]) -> Mcp {
+    let cmd = mcp_command(root, runtime, extra);
     let transport = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawn tether mcp").0;
     ().serve(transport).await.expect("initialize")
 }
@@ -104,12 +110,7 @@ async fn start_mcp(root: &Path, runtime: &Path, extra: &[&str]) -> Mcp {
 /// Like [`start_mcp`], with a client that accepts replies of up to 64 MiB (rmcp's own limit is
 /// 16 MiB).
 async fn start_mcp_for_large_replies(root: &Path, runtime: &Path) -> (Mcp, tokio::process::Child) {
-    let mut child = tokio::process::Command::new(BIN)
-        .arg("mcp")
-        .arg("--root")
-        .arg(root)
-        .env("XDG_RUNTIME_DIR", runtime)
-        .env_remove("TETHER_LOG")
+    let mut child = mcp_command(root, runtime, &[])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

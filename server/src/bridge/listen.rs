@@ -136,9 +136,7 @@ async fn serve_connection(stream: UnixStream, token: &str, make: &MakeServer) {
     };
     tracing::info!("tether mcp attached over the bridge");
     // The reader keeps whatever followed the first line in its buffer, so nothing is lost.
-    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(reader, write)
-        .with_max_line_length(crate::mcp::MAX_MESSAGE_BYTES);
-    if let Err(e) = server.serve(transport).await {
+    if let Err(e) = server.serve(crate::mcp::line_transport(reader, write)).await {
         tracing::debug!(error = %e, "bridge session ended with an error");
     }
 }

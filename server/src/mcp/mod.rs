@@ -25,9 +25,11 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool as McpTool,
     ToolAnnotations,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, ServiceRole};
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::profiles::{CallError, CallResult, Item, Profile, ToolInfo};
 use crate::sink::{DiskSink, Sink};
@@ -388,9 +390,7 @@ pub fn run_stdio(
         // rmcp reads a line through its own 8 KiB buffer, so a 1 MiB request would take 128
         // reads; this buffer in front of it takes whatever the pipe holds in one.
         let read = tokio::io::BufReader::with_capacity(STDIO_PIPE_SIZE, read);
-        let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(read, write)
-            .with_max_line_length(MAX_MESSAGE_BYTES);
-        server.serve(transport).await
+        server.serve(line_transport(read, write)).await
     })
 }
 
@@ -398,7 +398,18 @@ pub fn run_stdio(
 /// bridge). rmcp's default, 16 MiB, drops a longer line without an answer: a `write_file` of a
 /// 17 MiB text, or the reply to a 20 MiB read forwarded by the bridge, would leave the caller
 /// waiting for ever.
-pub(crate) const MAX_MESSAGE_BYTES: usize = 256 << 20;
+const MAX_MESSAGE_BYTES: usize = 256 << 20;
+
+/// rmcp's line-delimited MCP transport over `read` and `write`, taking messages of up to
+/// [`MAX_MESSAGE_BYTES`]: every such stream of tether's (stdio, the bridge's two ends) is made here.
+pub(crate) fn line_transport<Role, R, W>(read: R, write: W) -> AsyncRwTransport<Role, R, W>
+where
+    Role: ServiceRole,
+    R: Send + AsyncRead + Unpin,
+    W: Send + AsyncWrite + Unpin + 'static,
+{
+    AsyncRwTransport::new(read, write).with_max_line_length(MAX_MESSAGE_BYTES)
+}
 
 /// The size `tether mcp` asks of its stdio pipes, and of its read buffer.
 const STDIO_PIPE_SIZE: usize = 1 << 20;

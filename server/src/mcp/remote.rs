@@ -103,9 +103,7 @@ impl AttachedHost {
         let attempt = async {
             let conn = self.connector.connect(&root).await?;
             let label = conn.label;
-            let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(conn.reader, conn.writer)
-                .with_max_line_length(super::MAX_MESSAGE_BYTES);
-            match ().serve(transport).await {
+            match ().serve(super::line_transport(conn.reader, conn.writer)).await {
                 Ok(session) => Some((session, label)),
                 Err(e) => {
                     tracing::warn!(instance = %label, error = %e, "could not attach to the editor's tether lsp");
