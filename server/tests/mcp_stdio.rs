@@ -69,7 +69,8 @@ fn a_request_larger_than_16_mib_is_answered() {
 }
 
 /// `tether mcp` keeps the buffers of a large call for the next one while it is busy, and gives
-/// the memory back once it has been idle for a few seconds (glibc only).
+/// all of the memory back once it has been idle for a few seconds (glibc only): nothing keeps a
+/// buffer the size of the largest reply (rmcp's writer did, 32 MiB after this read).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
 fn an_idle_server_returns_the_memory_of_a_large_read() {
@@ -86,12 +87,16 @@ fn an_idle_server_returns_the_memory_of_a_large_read() {
     let started = Instant::now();
     let idle = loop {
         let now = rss_kib(pid);
-        if now + 30 * 1024 < busy || started.elapsed() > Duration::from_secs(15) {
+        if now < before + 10 * 1024 || started.elapsed() > Duration::from_secs(15) {
             break now;
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    assert!(idle + 30 * 1024 < busy, "idle for {:?}, still {idle} KiB resident (busy: {busy} KiB)", started.elapsed());
+    assert!(
+        idle < before + 10 * 1024,
+        "idle for {:?}, still {idle} KiB resident (before the read: {before} KiB, after: {busy} KiB)",
+        started.elapsed()
+    );
     server.stop();
 }
 

@@ -7,9 +7,11 @@
 //! attached to an editor's `tether lsp`, that lsp ([`remote::AttachedHost`]).
 
 pub mod http;
+mod json;
 mod memory;
 pub mod remote;
 mod roots;
+mod transport;
 
 use std::future::Future;
 #[cfg(target_os = "linux")]
@@ -26,7 +28,6 @@ use rmcp::model::{
     ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext, ServiceRole};
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -387,28 +388,19 @@ pub fn run_stdio(
         tokio::spawn(server.clone().release_memory_when_idle());
         widen_stdio_pipes();
         let (read, write) = rmcp::transport::stdio_pipes();
-        // rmcp reads a line through its own 8 KiB buffer, so a 1 MiB request would take 128
-        // reads; this buffer in front of it takes whatever the pipe holds in one.
-        let read = tokio::io::BufReader::with_capacity(STDIO_PIPE_SIZE, read);
         server.serve(line_transport(read, write)).await
     })
 }
 
-/// The largest message tether reads on a line-delimited MCP stream (stdio, and both ends of the
-/// bridge). rmcp's default, 16 MiB, drops a longer line without an answer: a `write_file` of a
-/// 17 MiB text, or the reply to a 20 MiB read forwarded by the bridge, would leave the caller
-/// waiting for ever.
-const MAX_MESSAGE_BYTES: usize = 256 << 20;
-
-/// rmcp's line-delimited MCP transport over `read` and `write`, taking messages of up to
-/// [`MAX_MESSAGE_BYTES`]: every such stream of tether's (stdio, the bridge's two ends) is made here.
-pub(crate) fn line_transport<Role, R, W>(read: R, write: W) -> AsyncRwTransport<Role, R, W>
+/// tether's line-delimited MCP transport over `read` and `write`: every such stream of tether's
+/// (stdio, the bridge's two ends) is made here.
+pub(crate) fn line_transport<Role, R, W>(read: R, write: W) -> transport::LineTransport<Role, R, W>
 where
     Role: ServiceRole,
     R: Send + AsyncRead + Unpin,
     W: Send + AsyncWrite + Unpin + 'static,
 {
-    AsyncRwTransport::new(read, write).with_max_line_length(MAX_MESSAGE_BYTES)
+    transport::LineTransport::new(read, write)
 }
 
 /// The size `tether mcp` asks of its stdio pipes, and of its read buffer.
