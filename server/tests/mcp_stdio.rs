@@ -68,9 +68,9 @@ fn a_request_larger_than_16_mib_is_answered() {
     server.stop();
 }
 
-/// `tether mcp` keeps the buffers of a large call for the next one while it is busy, and gives
+/// `tether mcp` keeps the buffers of large calls for the next one while it is busy, and gives
 /// all of the memory back once it has been idle for a few seconds (glibc only): nothing keeps a
-/// buffer the size of the largest reply (rmcp's writer did, 32 MiB after this read).
+/// buffer the size of the largest reply or request (rmcp's writer kept 32 MiB after this read).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
 fn an_idle_server_returns_the_memory_of_a_large_read() {
@@ -83,6 +83,8 @@ fn an_idle_server_returns_the_memory_of_a_large_read() {
     server.call("read_file", json!({"path": "big.txt", "offset": 1, "limit": 1_000_000}));
     let busy = rss_kib(pid);
     assert!(busy > before + 40 * 1024, "the read's buffers are kept: {before} KiB before, {busy} KiB after");
+    // A large request too: 20 MiB to write.
+    server.call("write_file", json!({"path": "copy.txt", "content": line.repeat((20 << 20) / line.len())}));
 
     let started = Instant::now();
     let idle = loop {

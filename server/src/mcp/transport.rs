@@ -179,7 +179,12 @@ where
                 }
             }
             let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
-            match parse::<RxJsonRpcMessage<Role>>(line) {
+            let read = parse::<RxJsonRpcMessage<Role>>(line);
+            // A large request's buffer goes with it, like a large reply's.
+            if self.line.capacity() > READ_BUFFER {
+                self.line = Vec::new();
+            }
+            match read {
                 Read::Message(message) => return Some(message),
                 Read::Skip => {}
                 Read::Invalid(id, reason) => {
