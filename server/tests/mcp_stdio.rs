@@ -68,6 +68,35 @@ fn a_request_larger_than_16_mib_is_answered() {
     server.stop();
 }
 
+/// Requests that are JSON but not valid get a JSON-RPC error under their own id, saying what is
+/// wrong, and the server goes on serving.
+#[test]
+fn malformed_requests_get_errors_that_say_what_is_wrong() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut server = Server::start(dir.path());
+    let cases = [
+        (
+            "tools/call",
+            json!({"name": "read_file", "arguments": [1]}),
+            -32602,
+            "invalid params for tools/call: arguments: invalid type: sequence",
+        ),
+        ("tools/call", json!({"arguments": {}}), -32602, "invalid params for tools/call: missing field `name`"),
+        ("tools/call", json!(7), -32600, "Invalid request: tools/call"),
+        ("no/such/method", json!({}), -32601, "method not found: no/such/method"),
+    ];
+    for (method, params, code, message) in cases {
+        let reply = server.ask(method, params.clone());
+        assert_eq!(reply["id"], server.next_id, "{method} {params}: {reply}");
+        assert_eq!(reply["error"]["code"], code, "{method} {params}: {reply}");
+        let text = reply["error"]["message"].as_str().unwrap_or_default();
+        assert!(text.starts_with(message), "{method} {params}: {text}");
+    }
+    writeln!(server.stdin, "not JSON at all").expect("send");
+    assert_eq!(server.ask("ping", json!({}))["result"], json!({}), "still serving");
+    server.stop();
+}
+
 /// `tether mcp` keeps the buffers of large calls for the next one while it is busy, and gives
 /// all of the memory back once it has been idle for a few seconds (glibc only): nothing keeps a
 /// buffer the size of the largest reply or request (rmcp's writer kept 32 MiB after this read).

@@ -23,9 +23,9 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool as McpTool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    Tool as McpTool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext, ServiceRole};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -351,6 +351,32 @@ impl ServerHandler for McpServer {
             Ok(r) => Ok(to_mcp_result(r).into()),
             Err(e) => Err(McpError::new(rmcp::model::ErrorCode(e.code()), e.to_string(), e.data().cloned())),
         }
+    }
+
+    /// rmcp reads a request whose params do not fit its method's type (a `tools/call` whose
+    /// `arguments` are an array) as a custom request, which would be answered "method not
+    /// found: tools/call". The methods tether serves get `-32602` and what is wrong instead.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let CustomRequest { method, params, .. } = request;
+        let params = params.unwrap_or(Value::Null);
+        // The path says which field is wrong: "arguments: invalid type: sequence, expected a map".
+        let reason = match method.as_str() {
+            "tools/call" => serde_path_to_error::deserialize::<_, CallToolRequestParams>(params).err(),
+            "tools/list" => serde_path_to_error::deserialize::<_, Option<PaginatedRequestParams>>(params).err(),
+            _ => {
+                return Err(McpError::new(
+                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                    format!("method not found: {method}"),
+                    None,
+                ))
+            }
+        };
+        let reason = reason.map_or_else(|| "params of the wrong shape".to_owned(), |e| e.to_string());
+        Err(McpError::invalid_params(format!("invalid params for {method}: {reason}"), None))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
