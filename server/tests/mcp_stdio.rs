@@ -83,6 +83,7 @@ fn malformed_requests_get_errors_that_say_what_is_wrong() {
         ),
         ("tools/call", json!({"arguments": {}}), -32602, "invalid params for tools/call: missing field `name`"),
         ("tools/call", json!(7), -32600, "Invalid request: tools/call"),
+        ("logging/setLevel", json!({"level": 5}), -32602, "invalid params for logging/setLevel"),
         ("no/such/method", json!({}), -32601, "method not found: no/such/method"),
     ];
     for (method, params, code, message) in cases {

@@ -38,7 +38,7 @@ impl Line {
 pub(crate) fn to_line<T: Serialize + ?Sized>(message: &T) -> serde_json::Result<Line> {
     let long = RefCell::new(Vec::new());
     let mut short = Vec::with_capacity(256);
-    message.serialize(Strings { inner: &mut serde_json::Serializer::new(&mut short), long: &long })?;
+    message.serialize(Strings { inner: &mut serde_json::Serializer::new(&mut short), long: &long, raw: false })?;
     let long = long.into_inner();
     if long.is_empty() {
         short.push(b'\n');
@@ -154,6 +154,8 @@ fn needs_escape(b: u8) -> bool {
 struct Strings<'l, S> {
     inner: S,
     long: &'l RefCell<Vec<Vec<u8>>>,
+    /// The fields of this struct are serde_json's own and go to it untouched.
+    raw: bool,
 }
 
 /// A value whose strings go through [`Strings`] too.
@@ -164,7 +166,7 @@ struct Wrap<'a, 'l, T: ?Sized> {
 
 impl<T: Serialize + ?Sized> Serialize for Wrap<'_, '_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.value.serialize(Strings { inner: serializer, long: self.long })
+        self.value.serialize(Strings { inner: serializer, long: self.long, raw: false })
     }
 }
 
@@ -252,17 +254,17 @@ impl<'l, S: Serializer> Serializer for Strings<'l, S> {
 
     fn serialize_seq(self, len: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
         let long = self.long;
-        Ok(Strings { inner: self.inner.serialize_seq(len)?, long })
+        Ok(Strings { inner: self.inner.serialize_seq(len)?, long, raw: false })
     }
 
     fn serialize_tuple(self, len: usize) -> Result<Self::SerializeTuple, S::Error> {
         let long = self.long;
-        Ok(Strings { inner: self.inner.serialize_tuple(len)?, long })
+        Ok(Strings { inner: self.inner.serialize_tuple(len)?, long, raw: false })
     }
 
     fn serialize_tuple_struct(self, name: &'static str, len: usize) -> Result<Self::SerializeTupleStruct, S::Error> {
         let long = self.long;
-        Ok(Strings { inner: self.inner.serialize_tuple_struct(name, len)?, long })
+        Ok(Strings { inner: self.inner.serialize_tuple_struct(name, len)?, long, raw: false })
     }
 
     fn serialize_tuple_variant(
@@ -273,17 +275,20 @@ impl<'l, S: Serializer> Serializer for Strings<'l, S> {
         len: usize,
     ) -> Result<Self::SerializeTupleVariant, S::Error> {
         let long = self.long;
-        Ok(Strings { inner: self.inner.serialize_tuple_variant(name, index, variant, len)?, long })
+        Ok(Strings { inner: self.inner.serialize_tuple_variant(name, index, variant, len)?, long, raw: false })
     }
 
     fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
         let long = self.long;
-        Ok(Strings { inner: self.inner.serialize_map(len)?, long })
+        Ok(Strings { inner: self.inner.serialize_map(len)?, long, raw: false })
     }
 
     fn serialize_struct(self, name: &'static str, len: usize) -> Result<Self::SerializeStruct, S::Error> {
         let long = self.long;
-        Ok(Strings { inner: self.inner.serialize_struct(name, len)?, long })
+        // serde_json writes a `RawValue` (and, with `arbitrary_precision`, a `Number`) as a struct
+        // of this name whose one field is written verbatim: a placeholder there would be unquoted.
+        let raw = name.starts_with("$serde_json::private::");
+        Ok(Strings { inner: self.inner.serialize_struct(name, len)?, long, raw })
     }
 
     fn serialize_struct_variant(
@@ -294,7 +299,7 @@ impl<'l, S: Serializer> Serializer for Strings<'l, S> {
         len: usize,
     ) -> Result<Self::SerializeStructVariant, S::Error> {
         let long = self.long;
-        Ok(Strings { inner: self.inner.serialize_struct_variant(name, index, variant, len)?, long })
+        Ok(Strings { inner: self.inner.serialize_struct_variant(name, index, variant, len)?, long, raw: false })
     }
 
     fn is_human_readable(&self) -> bool {
@@ -391,6 +396,9 @@ impl<S: SerializeStruct> SerializeStruct for Strings<'_, S> {
     type Error = S::Error;
 
     fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), S::Error> {
+        if self.raw {
+            return self.inner.serialize_field(key, value);
+        }
         let value = self.wrap(value);
         self.inner.serialize_field(key, &value)
     }
@@ -474,6 +482,23 @@ mod tests {
         let mut expected = serde_json::to_vec(&message).expect("serde_json");
         expected.push(b'\n');
         assert_eq!(line.concat(), expected);
+    }
+
+    #[test]
+    fn a_raw_value_is_left_to_serde_json() {
+        // serde_json writes a RawValue's text verbatim: a placeholder there would be unquoted,
+        // and the quoted one in `other` would then receive the raw text.
+        #[derive(serde::Serialize)]
+        struct Message {
+            raw: Box<serde_json::value::RawValue>,
+            other: String,
+        }
+        let raw = serde_json::to_string(&"y".repeat(LONG)).expect("JSON");
+        let message =
+            Message { raw: serde_json::value::RawValue::from_string(raw).expect("raw"), other: placeholder(0) };
+        let mut expected = serde_json::to_vec(&message).expect("serde_json");
+        expected.push(b'\n');
+        assert_eq!(to_line(&message).expect("serialises").concat(), expected);
     }
 
     #[test]

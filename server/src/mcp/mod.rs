@@ -354,8 +354,9 @@ impl ServerHandler for McpServer {
     }
 
     /// rmcp reads a request whose params do not fit its method's type (a `tools/call` whose
-    /// `arguments` are an array) as a custom request, which would be answered "method not
-    /// found: tools/call". The methods tether serves get `-32602` and what is wrong instead.
+    /// `arguments` are an array) as a custom request, which it would answer `-32601` with the
+    /// method's name. A method of MCP's gets `-32602` and, for the tool methods, what is wrong;
+    /// any other method gets "method not found: NAME".
     async fn on_custom_request(
         &self,
         request: CustomRequest,
@@ -367,6 +368,7 @@ impl ServerHandler for McpServer {
         let reason = match method.as_str() {
             "tools/call" => serde_path_to_error::deserialize::<_, CallToolRequestParams>(params).err(),
             "tools/list" => serde_path_to_error::deserialize::<_, Option<PaginatedRequestParams>>(params).err(),
+            m if MCP_REQUESTS.contains(&m) => None,
             _ => {
                 return Err(McpError::new(
                     rmcp::model::ErrorCode::METHOD_NOT_FOUND,
@@ -387,6 +389,22 @@ impl ServerHandler for McpServer {
         self.refresh_roots(&context.peer).await;
     }
 }
+
+/// The requests an MCP client may send (besides the two tool methods): one that reaches
+/// [`McpServer::on_custom_request`] had params rmcp could not read.
+const MCP_REQUESTS: &[&str] = &[
+    "initialize",
+    "ping",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
 
 /// Serves `tether mcp` on stdio until the client closes it: standalone on disk, or attached to an
 /// editor's `tether lsp` through `connector` whenever one serves the root.

@@ -12,7 +12,8 @@
 //!   a buffer as large as the largest reply it ever sent.
 //! - A request that is JSON but not a valid request (say, `tools/call` whose params are a number)
 //!   is answered with `-32600 Invalid request` and serde's reason, under the request's
-//!   own id so that the client can match it (rmcp answered with a null id). A notification or a
+//!   own id so that the client can match it (rmcp answered with a null id; so does this
+//!   transport when the id is neither a string nor an integer). A notification or a
 //!   response that cannot be read is logged and dropped, since neither may be answered. A line that
 //!   is not JSON at all is logged and dropped, as rmcp does.
 
@@ -74,8 +75,11 @@ where
     /// Reads the next line into `self.line`: `Ok(true)` when one is there, `Ok(false)` at the end
     /// of the stream (a last line without its newline is dropped, as no message is complete
     /// without one). An over-long line is skipped whole, with an error in the log.
+    ///
+    /// Cancel-safe: rmcp drops the `receive` future whenever another event wins its `select!`,
+    /// so what has been read of a line stays in `self.line` until the line is complete (the
+    /// caller empties it then), and skipping survives too.
     async fn read_line(&mut self) -> io::Result<bool> {
-        self.line.clear();
         loop {
             let available = self.read.fill_buf().await?;
             if available.is_empty() {
@@ -87,7 +91,7 @@ where
                 self.skipping = end.is_none();
             } else if self.line.len() + take > self.max {
                 tracing::error!(max = self.max, "a message over the size limit was dropped");
-                self.line.clear();
+                self.line = Vec::new();
                 self.skipping = end.is_none();
             } else {
                 self.line.extend_from_slice(&available[..take]);
@@ -127,9 +131,10 @@ fn parse<M: serde::de::DeserializeOwned>(line: &[u8]) -> Read<M> {
     }
     let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
     let method = value.get("method").and_then(Value::as_str);
-    let id = value.get("id").and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+    // A request whose id is not a string or an integer (`null`, `1.5`) is answered with a null id.
+    let id = value.get("id").map(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
     match (method, id) {
-        (Some(method), Some(id)) => Read::Invalid(Some(id), format!("Invalid request: {method}: {error}")),
+        (Some(method), Some(id)) => Read::Invalid(id, format!("Invalid request: {method}: {error}")),
         // A notification gets no answer, and neither does a response.
         (Some(method), None) => {
             tracing::debug!(method, %error, "a notification that could not be read was dropped");
@@ -139,12 +144,12 @@ fn parse<M: serde::de::DeserializeOwned>(line: &[u8]) -> Read<M> {
             tracing::warn!(%error, "a response that could not be read was dropped");
             Read::Skip
         }
-        (None, id) => Read::Invalid(id, format!("Invalid request: {error}")),
+        (None, id) => Read::Invalid(id.flatten(), format!("Invalid request: {error}")),
     }
 }
 
 /// Writes the pieces of one line under the lock, so that lines never interleave.
-async fn write_line<W: AsyncWrite + Unpin>(write: &Mutex<Option<W>>, line: json::Line) -> io::Result<()> {
+async fn write_line<W: AsyncWrite + Unpin>(write: Arc<Mutex<Option<W>>>, line: json::Line) -> io::Result<()> {
     let mut guard = write.lock().await;
     let w = guard.as_mut().ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "the transport is closed"))?;
     for piece in &line.0 {
@@ -165,7 +170,7 @@ where
         // Serialised here, in the order rmcp sends, and written in the order the futures lock.
         let line = json::to_line(&item).map_err(io::Error::from);
         let write = self.write.clone();
-        async move { write_line(&write, line?).await }
+        async move { write_line(write, line?).await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
@@ -180,9 +185,11 @@ where
             }
             let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
             let read = parse::<RxJsonRpcMessage<Role>>(line);
-            // A large request's buffer goes with it, like a large reply's.
+            // The line is done with; a large request's buffer goes with it, like a large reply's.
             if self.line.capacity() > READ_BUFFER {
                 self.line = Vec::new();
+            } else {
+                self.line.clear();
             }
             match read {
                 Read::Message(message) => return Some(message),
@@ -191,14 +198,18 @@ where
                     tracing::debug!(%reason, "answering a request that could not be read");
                     let answer: TxJsonRpcMessage<Role> =
                         JsonRpcMessage::error(ErrorData::invalid_request(reason, None), id);
-                    let written = match json::to_line(&answer) {
-                        Ok(line) => write_line(&self.write, line).await,
-                        Err(e) => Err(e.into()),
-                    };
-                    if let Err(error) = written {
-                        tracing::error!(%error, "answering a malformed request failed");
-                        return None;
-                    }
+                    // Written by a task of its own, as rmcp writes every message: this future
+                    // may be dropped at any await, and half an answer would corrupt the stream.
+                    let write = self.write.clone();
+                    tokio::spawn(async move {
+                        let written = match json::to_line(&answer) {
+                            Ok(line) => write_line(write, line).await,
+                            Err(e) => Err(e.into()),
+                        };
+                        if let Err(error) = written {
+                            tracing::error!(%error, "answering a malformed request failed");
+                        }
+                    });
                 }
             }
         }
@@ -284,6 +295,42 @@ mod tests {
         assert_eq!(answer["error"]["code"], -32600, "{answer}");
         let reason = answer["error"]["message"].as_str().expect("a message");
         assert!(reason.starts_with("Invalid request: tools/call: "), "{reason}");
+    }
+
+    #[tokio::test]
+    async fn a_receive_dropped_mid_line_loses_nothing() {
+        let (mut t, mut to_server, _) = pair();
+        let ping = br#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#;
+        to_server.write_all(&ping[..20]).await.expect("write");
+        // rmcp drops `receive` whenever another event wins its select; half a line is read by now.
+        let early = tokio::time::timeout(std::time::Duration::from_millis(50), t.receive()).await;
+        assert!(early.is_err(), "no message yet");
+        to_server.write_all(&ping[20..]).await.expect("write");
+        to_server.write_all(b"\n").await.expect("write");
+        let message = tokio::time::timeout(std::time::Duration::from_secs(10), t.receive())
+            .await
+            .expect("the whole line arrived, not just its second half")
+            .expect("a message");
+        let JsonRpcMessage::Request(request) = message else { panic!("not a request: {message:?}") };
+        assert_eq!(request.id, json_id(5));
+    }
+
+    #[tokio::test]
+    async fn a_request_with_an_unusable_id_is_answered_with_a_null_one() {
+        let (mut t, mut to_server, mut from_server) = pair();
+        let lines = concat!(
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+            "\n",
+        );
+        to_server.write_all(lines.as_bytes()).await.expect("write");
+        let message = t.receive().await.expect("a message");
+        let JsonRpcMessage::Request(request) = message else { panic!("not a request: {message:?}") };
+        assert_eq!(request.id, json_id(2));
+        let answer = answer(&mut from_server).await;
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        assert!(answer.get("id").is_none_or(Value::is_null), "{answer}");
     }
 
     #[tokio::test]
