@@ -158,6 +158,11 @@ struct Strings<'l, S> {
     raw: bool,
 }
 
+/// `inner`, a compound of serde_json's, with its values' strings going through [`Strings`].
+fn nested<C>(long: &RefCell<Vec<Vec<u8>>>, inner: C) -> Strings<'_, C> {
+    Strings { inner, long, raw: false }
+}
+
 /// A value whose strings go through [`Strings`] too.
 struct Wrap<'a, 'l, T: ?Sized> {
     value: &'a T,
@@ -253,18 +258,15 @@ impl<'l, S: Serializer> Serializer for Strings<'l, S> {
     }
 
     fn serialize_seq(self, len: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
-        let long = self.long;
-        Ok(Strings { inner: self.inner.serialize_seq(len)?, long, raw: false })
+        Ok(nested(self.long, self.inner.serialize_seq(len)?))
     }
 
     fn serialize_tuple(self, len: usize) -> Result<Self::SerializeTuple, S::Error> {
-        let long = self.long;
-        Ok(Strings { inner: self.inner.serialize_tuple(len)?, long, raw: false })
+        Ok(nested(self.long, self.inner.serialize_tuple(len)?))
     }
 
     fn serialize_tuple_struct(self, name: &'static str, len: usize) -> Result<Self::SerializeTupleStruct, S::Error> {
-        let long = self.long;
-        Ok(Strings { inner: self.inner.serialize_tuple_struct(name, len)?, long, raw: false })
+        Ok(nested(self.long, self.inner.serialize_tuple_struct(name, len)?))
     }
 
     fn serialize_tuple_variant(
@@ -274,13 +276,11 @@ impl<'l, S: Serializer> Serializer for Strings<'l, S> {
         variant: &'static str,
         len: usize,
     ) -> Result<Self::SerializeTupleVariant, S::Error> {
-        let long = self.long;
-        Ok(Strings { inner: self.inner.serialize_tuple_variant(name, index, variant, len)?, long, raw: false })
+        Ok(nested(self.long, self.inner.serialize_tuple_variant(name, index, variant, len)?))
     }
 
     fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
-        let long = self.long;
-        Ok(Strings { inner: self.inner.serialize_map(len)?, long, raw: false })
+        Ok(nested(self.long, self.inner.serialize_map(len)?))
     }
 
     fn serialize_struct(self, name: &'static str, len: usize) -> Result<Self::SerializeStruct, S::Error> {
@@ -298,8 +298,7 @@ impl<'l, S: Serializer> Serializer for Strings<'l, S> {
         variant: &'static str,
         len: usize,
     ) -> Result<Self::SerializeStructVariant, S::Error> {
-        let long = self.long;
-        Ok(Strings { inner: self.inner.serialize_struct_variant(name, index, variant, len)?, long, raw: false })
+        Ok(nested(self.long, self.inner.serialize_struct_variant(name, index, variant, len)?))
     }
 
     fn is_human_readable(&self) -> bool {
@@ -307,60 +306,30 @@ impl<'l, S: Serializer> Serializer for Strings<'l, S> {
     }
 }
 
-impl<S: SerializeSeq> SerializeSeq for Strings<'_, S> {
-    type Ok = S::Ok;
-    type Error = S::Error;
+/// The compounds whose values come one after another: each value goes through [`Strings`] too.
+macro_rules! sequence {
+    ($($trait:ident::$method:ident;)*) => {
+        $(impl<S: $trait> $trait for Strings<'_, S> {
+            type Ok = S::Ok;
+            type Error = S::Error;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), S::Error> {
-        let value = self.wrap(value);
-        self.inner.serialize_element(&value)
-    }
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), S::Error> {
+                let value = self.wrap(value);
+                self.inner.$method(&value)
+            }
 
-    fn end(self) -> Result<S::Ok, S::Error> {
-        self.inner.end()
-    }
+            fn end(self) -> Result<S::Ok, S::Error> {
+                self.inner.end()
+            }
+        })*
+    };
 }
 
-impl<S: SerializeTuple> SerializeTuple for Strings<'_, S> {
-    type Ok = S::Ok;
-    type Error = S::Error;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), S::Error> {
-        let value = self.wrap(value);
-        self.inner.serialize_element(&value)
-    }
-
-    fn end(self) -> Result<S::Ok, S::Error> {
-        self.inner.end()
-    }
-}
-
-impl<S: SerializeTupleStruct> SerializeTupleStruct for Strings<'_, S> {
-    type Ok = S::Ok;
-    type Error = S::Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), S::Error> {
-        let value = self.wrap(value);
-        self.inner.serialize_field(&value)
-    }
-
-    fn end(self) -> Result<S::Ok, S::Error> {
-        self.inner.end()
-    }
-}
-
-impl<S: SerializeTupleVariant> SerializeTupleVariant for Strings<'_, S> {
-    type Ok = S::Ok;
-    type Error = S::Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), S::Error> {
-        let value = self.wrap(value);
-        self.inner.serialize_field(&value)
-    }
-
-    fn end(self) -> Result<S::Ok, S::Error> {
-        self.inner.end()
-    }
+sequence! {
+    SerializeSeq::serialize_element;
+    SerializeTuple::serialize_element;
+    SerializeTupleStruct::serialize_field;
+    SerializeTupleVariant::serialize_field;
 }
 
 /// Keys go to serde_json as they are: it accepts only a few kinds of key, and keys are short.
@@ -391,43 +360,36 @@ impl<S: SerializeMap> SerializeMap for Strings<'_, S> {
     }
 }
 
-impl<S: SerializeStruct> SerializeStruct for Strings<'_, S> {
-    type Ok = S::Ok;
-    type Error = S::Error;
+/// The compounds with named fields. A field of serde_json's own verbatim struct (`raw`) goes to
+/// it untouched.
+macro_rules! fields {
+    ($($trait:ident;)*) => {
+        $(impl<S: $trait> $trait for Strings<'_, S> {
+            type Ok = S::Ok;
+            type Error = S::Error;
 
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), S::Error> {
-        if self.raw {
-            return self.inner.serialize_field(key, value);
-        }
-        let value = self.wrap(value);
-        self.inner.serialize_field(key, &value)
-    }
+            fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), S::Error> {
+                if self.raw {
+                    return self.inner.serialize_field(key, value);
+                }
+                let value = self.wrap(value);
+                self.inner.serialize_field(key, &value)
+            }
 
-    fn skip_field(&mut self, key: &'static str) -> Result<(), S::Error> {
-        self.inner.skip_field(key)
-    }
+            fn skip_field(&mut self, key: &'static str) -> Result<(), S::Error> {
+                self.inner.skip_field(key)
+            }
 
-    fn end(self) -> Result<S::Ok, S::Error> {
-        self.inner.end()
-    }
+            fn end(self) -> Result<S::Ok, S::Error> {
+                self.inner.end()
+            }
+        })*
+    };
 }
 
-impl<S: SerializeStructVariant> SerializeStructVariant for Strings<'_, S> {
-    type Ok = S::Ok;
-    type Error = S::Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), S::Error> {
-        let value = self.wrap(value);
-        self.inner.serialize_field(key, &value)
-    }
-
-    fn skip_field(&mut self, key: &'static str) -> Result<(), S::Error> {
-        self.inner.skip_field(key)
-    }
-
-    fn end(self) -> Result<S::Ok, S::Error> {
-        self.inner.end()
-    }
+fields! {
+    SerializeStruct;
+    SerializeStructVariant;
 }
 
 #[cfg(test)]

@@ -259,12 +259,18 @@ mod tests {
             to_server.write_all(b"\r\n").await.expect("write");
         });
         for id in [json_id(1), json_id("two")] {
-            let message = t.receive().await.expect("a message");
-            let JsonRpcMessage::Request(request) = message else { panic!("not a request: {message:?}") };
-            assert_eq!(request.id, id);
+            assert_eq!(request_id(t.receive().await), id);
         }
         writer.await.expect("writer");
         assert!(t.receive().await.is_none(), "the stream ended");
+    }
+
+    /// The id of `message`, which must be a request.
+    fn request_id(message: Option<RxJsonRpcMessage<RoleServer>>) -> RequestId {
+        match message {
+            Some(JsonRpcMessage::Request(request)) => request.id,
+            other => panic!("not a request: {other:?}"),
+        }
     }
 
     fn json_id(v: impl Into<Value>) -> RequestId {
@@ -282,19 +288,23 @@ mod tests {
             "\n",
             r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":7}"#,
             "\n",
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            "\n",
             r#"{"jsonrpc":"2.0","id":10,"method":"ping"}"#,
             "\n",
         );
         to_server.write_all(lines.as_bytes()).await.expect("write");
-        // The first three are dropped, the fourth answered, and the fifth is the next message.
-        let message = t.receive().await.expect("a message");
-        let JsonRpcMessage::Request(request) = message else { panic!("not a request: {message:?}") };
-        assert_eq!(request.id, json_id(10));
-        let answer = answer(&mut from_server).await;
-        assert_eq!(answer["id"], 9, "{answer}");
-        assert_eq!(answer["error"]["code"], -32600, "{answer}");
-        let reason = answer["error"]["message"].as_str().expect("a message");
+        // The first three are dropped, the next two answered, and the last is the next message.
+        assert_eq!(request_id(t.receive().await), json_id(10));
+        let answer_9 = answer(&mut from_server).await;
+        assert_eq!(answer_9["id"], 9, "{answer_9}");
+        assert_eq!(answer_9["error"]["code"], -32600, "{answer_9}");
+        let reason = answer_9["error"]["message"].as_str().expect("a message");
         assert!(reason.starts_with("Invalid request: tools/call: "), "{reason}");
+        // An id that is neither a string nor an integer is answered with a null one.
+        let answer_null = answer(&mut from_server).await;
+        assert_eq!(answer_null["error"]["code"], -32600, "{answer_null}");
+        assert!(answer_null.get("id").is_none_or(Value::is_null), "{answer_null}");
     }
 
     #[tokio::test]
@@ -309,28 +319,8 @@ mod tests {
         to_server.write_all(b"\n").await.expect("write");
         let message = tokio::time::timeout(std::time::Duration::from_secs(10), t.receive())
             .await
-            .expect("the whole line arrived, not just its second half")
-            .expect("a message");
-        let JsonRpcMessage::Request(request) = message else { panic!("not a request: {message:?}") };
-        assert_eq!(request.id, json_id(5));
-    }
-
-    #[tokio::test]
-    async fn a_request_with_an_unusable_id_is_answered_with_a_null_one() {
-        let (mut t, mut to_server, mut from_server) = pair();
-        let lines = concat!(
-            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
-            "\n",
-            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
-            "\n",
-        );
-        to_server.write_all(lines.as_bytes()).await.expect("write");
-        let message = t.receive().await.expect("a message");
-        let JsonRpcMessage::Request(request) = message else { panic!("not a request: {message:?}") };
-        assert_eq!(request.id, json_id(2));
-        let answer = answer(&mut from_server).await;
-        assert_eq!(answer["error"]["code"], -32600, "{answer}");
-        assert!(answer.get("id").is_none_or(Value::is_null), "{answer}");
+            .expect("the whole line arrived, not just its second half");
+        assert_eq!(request_id(message), json_id(5));
     }
 
     #[tokio::test]
@@ -344,9 +334,7 @@ mod tests {
             to_server.write_all(big.as_bytes()).await.expect("write");
             to_server.write_all(b"\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n").await.expect("write");
         });
-        let message = t.receive().await.expect("a message");
-        let JsonRpcMessage::Request(request) = message else { panic!("not a request: {message:?}") };
-        assert_eq!(request.id, json_id(2));
+        assert_eq!(request_id(t.receive().await), json_id(2));
         writer.await.expect("writer");
     }
 
