@@ -136,7 +136,7 @@ async fn serve_connection(stream: UnixStream, token: &str, make: &MakeServer) {
     };
     tracing::info!("tether mcp attached over the bridge");
     // The reader keeps whatever followed the first line in its buffer, so nothing is lost.
-    if let Err(e) = server.serve(crate::mcp::line_transport(reader, write)).await {
+    if let Err(e) = server.serve(crate::mcp::LineTransport::new(reader, write)).await {
         tracing::debug!(error = %e, "bridge session ended with an error");
     }
 }

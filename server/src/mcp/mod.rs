@@ -13,6 +13,8 @@ pub mod remote;
 mod roots;
 mod transport;
 
+pub(crate) use transport::LineTransport;
+
 use std::future::Future;
 #[cfg(target_os = "linux")]
 use std::os::fd::AsFd;
@@ -27,10 +29,9 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
     Tool as McpTool, ToolAnnotations,
 };
-use rmcp::service::{NotificationContext, RequestContext, ServiceRole};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::profiles::{CallError, CallResult, Item, Profile, ToolInfo};
 use crate::sink::{DiskSink, Sink};
@@ -432,22 +433,11 @@ pub fn run_stdio(
         tokio::spawn(server.clone().release_memory_when_idle());
         widen_stdio_pipes();
         let (read, write) = rmcp::transport::stdio_pipes();
-        server.serve(line_transport(read, write)).await
+        server.serve(LineTransport::new(read, write)).await
     })
 }
 
-/// tether's line-delimited MCP transport over `read` and `write`: every such stream of tether's
-/// (stdio, the bridge's two ends) is made here.
-pub(crate) fn line_transport<Role, R, W>(read: R, write: W) -> transport::LineTransport<Role, R, W>
-where
-    Role: ServiceRole,
-    R: Send + AsyncRead + Unpin,
-    W: Send + AsyncWrite + Unpin + 'static,
-{
-    transport::LineTransport::new(read, write)
-}
-
-/// The size `tether mcp` asks of its stdio pipes, and of its read buffer.
+/// The size `tether mcp` asks of its stdio pipes.
 const STDIO_PIPE_SIZE: usize = 1 << 20;
 
 /// Grows stdin and stdout to [`STDIO_PIPE_SIZE`] when they are pipes (Linux's default is 64 KiB,

@@ -103,7 +103,7 @@ impl AttachedHost {
         let attempt = async {
             let conn = self.connector.connect(&root).await?;
             let label = conn.label;
-            match ().serve(super::line_transport(conn.reader, conn.writer)).await {
+            match ().serve(super::LineTransport::new(conn.reader, conn.writer)).await {
                 Ok(session) => Some((session, label)),
                 Err(e) => {
                     tracing::warn!(instance = %label, error = %e, "could not attach to the editor's tether lsp");

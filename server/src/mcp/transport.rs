@@ -35,7 +35,8 @@ use super::json;
 /// the reply to a 20 MiB read forwarded by the bridge, must arrive whole.
 pub(crate) const MAX_MESSAGE_BYTES: usize = 256 << 20;
 
-/// The read buffer: a pipe grown to 1 MiB (see `widen_stdio_pipes`) is emptied in one read.
+/// The read buffer: as large as `tether mcp` grows its stdin pipe (`widen_stdio_pipes`), so
+/// that a full pipe is emptied in one read.
 const READ_BUFFER: usize = 1 << 20;
 
 /// A UTF-8 byte order mark, which JSON readers may ignore (RFC 8259, section 8.1).
