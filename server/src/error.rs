@@ -33,6 +33,8 @@ pub enum ErrorKind {
     PatchFailed,
     /// The text changed between reading and writing.
     Conflict,
+    /// The editor declined a change (the user said no, or a preview was cancelled).
+    Rejected,
     /// The server runs read-only and the operation would change something.
     ReadOnly,
     /// The operating system refused an operation.
@@ -49,7 +51,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ErrorKind; 17] = [
+    pub const ALL: [ErrorKind; 18] = [
         ErrorKind::NotFound,
         ErrorKind::NotAFile,
         ErrorKind::NotADirectory,
@@ -61,6 +63,7 @@ impl ErrorKind {
         ErrorKind::AmbiguousMatch,
         ErrorKind::PatchFailed,
         ErrorKind::Conflict,
+        ErrorKind::Rejected,
         ErrorKind::ReadOnly,
         ErrorKind::IoError,
         ErrorKind::Timeout,
@@ -83,6 +86,7 @@ impl ErrorKind {
             ErrorKind::AmbiguousMatch => "ambiguous_match",
             ErrorKind::PatchFailed => "patch_failed",
             ErrorKind::Conflict => "conflict",
+            ErrorKind::Rejected => "rejected",
             ErrorKind::ReadOnly => "read_only",
             ErrorKind::IoError => "io_error",
             ErrorKind::Timeout => "timeout",

@@ -161,17 +161,17 @@ async fn without_save_support_the_server_writes_the_same_text() {
     e.s.shutdown().await;
 }
 
-/// An editor that answers every applyEdit with `applied: false`.
-fn refusing() -> Script {
-    Arc::new(|_, _, method, _| match method {
-        "workspace/applyEdit" => Reply::ok(json!({"applied": false, "failureReason": "no"})),
+/// An editor that answers every applyEdit with `applied: false` and `reason`.
+fn refusing(reason: &'static str) -> Script {
+    Arc::new(move |_, _, method, _| match method {
+        "workspace/applyEdit" => Reply::ok(json!({"applied": false, "failureReason": reason})),
         _ => Reply::ok(Value::Null),
     })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn refused_edits_are_retried_then_conflict() {
-    let e = start(neovim_capabilities(), refusing()).await;
+async fn edits_refused_for_their_version_are_retried_then_conflict() {
+    let e = start(neovim_capabilities(), refusing("document version changed")).await;
     let s = &e.s;
     s.open_from_disk("a.txt");
     let r = plan(s, replace_two()).await;
@@ -181,6 +181,29 @@ async fn refused_edits_are_retried_then_conflict() {
     assert_eq!(e.hooks.plan_runs.load(Ordering::SeqCst), 3);
     assert_eq!(s.server_copy("a.txt").await.map(|d| d.1), Some(s.disk("a.txt")));
     e.s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_edit_is_rejected_at_once_with_the_reason() {
+    // As eglot when the user answers "no" to "Server wants to edit": a JSON-RPC error; as VS Code
+    // when a refactor preview is cancelled: `applied: false` with a reason.
+    let error: Script = Arc::new(|_, _, method, _| match method {
+        "workspace/applyEdit" => {
+            Reply { result: Err(json!({"code": -32603, "message": "User cancelled server edit"})), then: Vec::new() }
+        }
+        _ => Reply::ok(Value::Null),
+    });
+    for script in [error, refusing("the user cancelled the refactoring preview")] {
+        let e = start(neovim_capabilities(), script).await;
+        let s = &e.s;
+        s.open_from_disk("a.txt");
+        let r = plan(s, replace_two()).await;
+        assert_eq!(error_kind(&r).as_deref(), Some("rejected"), "{r}");
+        assert!(text(&r).contains("cancelled"), "the reason is quoted: {r}");
+        assert_eq!(s.client.server_requests("workspace/applyEdit").len(), 1, "asked once");
+        assert_eq!(e.hooks.plan_runs.load(Ordering::SeqCst), 1, "no retry");
+        e.s.shutdown().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -203,7 +226,7 @@ async fn an_edit_reported_applied_but_not_seen_is_a_conflict() {
     s.open_from_disk("a.txt");
     let r = plan(s, replace_two()).await;
     assert_eq!(error_kind(&r).as_deref(), Some("conflict"), "{r}");
-    assert!(text(&r).contains("never showed the edited text"), "{r}");
+    assert!(text(&r).contains("skipped it") && text(&r).contains("after 3 attempts"), "{r}");
     assert_eq!(e.hooks.plan_runs.load(Ordering::SeqCst), 3);
     let (_, buffer) = s.editor.buffer(&s.uri("a.txt")).expect("open");
     assert_eq!(buffer, format!("xxx{}", s.disk("a.txt")), "only the user's keystrokes");
@@ -443,14 +466,25 @@ async fn mixed_plans_are_all_or_nothing() {
     e.s.shutdown().await;
 
     // The editor part fails: the disk part is rolled back, every attempt.
-    let e = start(neovim_capabilities(), refusing()).await;
+    let e = start(neovim_capabilities(), refusing("document version changed")).await;
     let s = &e.s;
     s.open_from_disk("a.txt");
-    let r = plan(s, ops).await;
+    let r = plan(s, ops.clone()).await;
     assert_eq!(error_kind(&r).as_deref(), Some("conflict"), "{r}");
     assert_eq!(e.disk.applied.load(Ordering::SeqCst), 3, "applied and rolled back three times");
     assert_eq!(s.disk("closed.txt"), "closed on disk\n");
     assert!(!s.path("made").exists(), "created directories are removed too");
+    e.s.shutdown().await;
+
+    // The user declines the editor part: rolled back once, not retried.
+    let e = start(neovim_capabilities(), refusing("no")).await;
+    let s = &e.s;
+    s.open_from_disk("a.txt");
+    let r = plan(s, ops).await;
+    assert_eq!(error_kind(&r).as_deref(), Some("rejected"), "{r}");
+    assert_eq!(e.disk.applied.load(Ordering::SeqCst), 1, "applied and rolled back once");
+    assert_eq!(s.disk("closed.txt"), "closed on disk\n");
+    assert!(!s.path("made").exists());
     e.s.shutdown().await;
 }
 

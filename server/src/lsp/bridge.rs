@@ -14,7 +14,7 @@ use crate::bridge::{self, Endpoint, MakeServer};
 use crate::error::{Error, ErrorKind};
 use crate::mcp::{BoxFuture, Host, McpServer, ToolCall};
 use crate::profiles::{CallError, CallResult};
-use crate::sink::{Destination, Sink};
+use crate::sink::Sink;
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
 
@@ -32,7 +32,7 @@ impl Host for LspHost {
     }
 
     fn sink(&self) -> Arc<dyn Sink> {
-        Arc::new(EditorSink::new(self.shared.clone(), tokio::runtime::Handle::current(), "bridge", true))
+        Arc::new(EditorSink::new(self.shared.clone(), tokio::runtime::Handle::current(), "bridge", true, false))
     }
 
     fn set_roots(&self, _roots: Vec<PathBuf>) -> crate::Result<()> {
@@ -53,15 +53,13 @@ impl Host for LspHost {
                 );
                 return Ok(profile.error_result(&e));
             };
-            let (mut result, applied) = self.shared.call_tool_applied(profile, name, args, cancel).await;
+            let (mut result, applied) = self.shared.call_tool_applied(profile, name, args, cancel, false).await;
             // The standard result names only the buffers a change reached; a client attached from
             // outside the editor is also told which files went straight to disk. Results with
             // structured content are a contract's exact shape and stay as they are.
             if let (Ok(r), Some(applied)) = (&mut result, applied) {
                 if !r.is_error && r.structured.is_none() {
-                    for (path, dest) in applied.files.iter().filter(|(_, d)| *d == Destination::Disk) {
-                        r.text.push_str(&format!("\n{path}: {dest} (not open in the editor)"));
-                    }
+                    r.text.push_str(&applied.report(true));
                 }
             }
             result

@@ -50,17 +50,20 @@ impl Shared {
         name: String,
         args: Value,
         cancel: Cancel,
+        from_editor: bool,
     ) -> Result<CallResult, CallError> {
-        self.call_tool_applied(profile, name, args, cancel).await.0
+        self.call_tool_applied(profile, name, args, cancel, from_editor).await.0
     }
 
     /// [`Shared::call_tool`], also saying where the changes of the attempt that counted went.
+    /// `from_editor` when the editor's own request started the call.
     pub async fn call_tool_applied(
         self: &Arc<Self>,
         profile: Arc<dyn Profile>,
         name: String,
         args: Value,
         cancel: Cancel,
+        from_editor: bool,
     ) -> (Result<CallResult, CallError>, Option<Applied>) {
         let limits = &self.options.limits;
         let _turn = match tokio::time::timeout(limits.queue_timeout, self.calls.running.acquire()).await {
@@ -80,8 +83,9 @@ impl Shared {
         let max = limits.max_attempts.max(1);
         let mut attempt = 1;
         loop {
-            let (result, retry, applied) =
-                self.attempt(profile.clone(), name.clone(), args.clone(), cancel.clone(), attempt == max).await;
+            let (result, retry, applied) = self
+                .attempt(profile.clone(), name.clone(), args.clone(), cancel.clone(), attempt == max, from_editor)
+                .await;
             if !retry || attempt >= max || cancel.is_cancelled() {
                 return (result, applied);
             }
@@ -99,6 +103,7 @@ impl Shared {
         args: Value,
         cancel: Cancel,
         last: bool,
+        from_editor: bool,
     ) -> (Result<CallResult, CallError>, bool, Option<Applied>) {
         let shared = self.clone();
         let handle = tokio::runtime::Handle::current();
@@ -110,7 +115,7 @@ impl Shared {
                 );
                 return (Ok(profile.error_result(&e)), false, None);
             };
-            let sink = EditorSink::new(shared.clone(), handle, &name, last);
+            let sink = EditorSink::new(shared.clone(), handle, &name, last, from_editor);
             let ctx = Context { vfs: &vfs, config: &shared.options.config, cancel: &cancel };
             let result = profile.call(&ctx, &sink, &name, args);
             (result, sink.wants_retry(), sink.applied())

@@ -17,6 +17,7 @@ mod bridge;
 mod calls;
 mod capabilities;
 mod convert;
+mod delivery;
 mod handlers;
 mod logging;
 mod progress;
@@ -24,6 +25,7 @@ pub mod protocol;
 mod server;
 mod sink;
 mod store;
+mod track;
 mod transport;
 
 use std::sync::Arc;
@@ -38,6 +40,7 @@ use crate::tools::Config;
 
 pub use capabilities::{negotiate_encoding, ClientCaps};
 pub use server::Backend;
+pub use transport::{Numbered, Service};
 
 /// How many handlers tower-lsp runs at once in `tether lsp`: well above the tool calls allowed
 /// in flight, so document sync always finds a free slot.
@@ -141,10 +144,11 @@ impl std::fmt::Debug for Options {
 }
 
 /// The tower-lsp service of a server, with tether's custom methods registered.
-pub fn service(options: Options) -> (LspService<Backend>, ClientSocket) {
-    LspService::build(|client| Backend::new(client, options))
+pub fn service(options: Options) -> (Service, ClientSocket) {
+    let (service, socket) = LspService::build(|client| Backend::new(client, options))
         .custom_method(protocol::DEBUG_DOCUMENT, Backend::debug_document)
-        .finish()
+        .finish();
+    (Service::new(service), socket)
 }
 
 /// Serves the protocol over `input`/`output` until the client sends `exit` or closes `input`.

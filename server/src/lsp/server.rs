@@ -20,6 +20,7 @@ use super::capabilities::ClientCaps;
 use super::handlers;
 use super::protocol::{DebugDocument, DebugDocumentParams};
 use super::store::Store;
+use super::transport::Arrivals;
 use super::{Options, SavePolicy};
 use crate::profiles::Profile;
 use crate::vfs::Vfs;
@@ -30,7 +31,13 @@ pub(crate) struct Shared {
     /// The way back to the editor.
     pub client: Client,
     /// The open documents.
-    pub store: Store,
+    pub store: Arc<Store>,
+    /// The numbering of the messages read from the editor.
+    pub arrivals: Arc<Arrivals>,
+    /// Whether the editor was seen to hold back its `didChange` notifications while a request
+    /// of its own waits (eglot): calls it starts are then answered from its `applyEdit` answer,
+    /// and the edit is verified when the notification comes.
+    pub holds_changes: AtomicBool,
     /// The server's setup.
     pub options: Options,
     /// Admission and concurrency of tool calls.
@@ -148,7 +155,9 @@ impl Backend {
         Backend {
             shared: Arc::new(Shared {
                 client,
-                store: Store::default(),
+                store: Arc::default(),
+                arrivals: Arc::default(),
+                holds_changes: AtomicBool::new(false),
                 options,
                 calls,
                 caps: OnceLock::new(),

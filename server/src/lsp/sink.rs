@@ -23,25 +23,18 @@
 //!   `tether/saveDocuments` when the client supports it, else by writing the same text to disk
 //!   through the disk sink. A dirty buffer stays dirty, and the result says so.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use ropey::Rope;
 use tokio::runtime::Handle;
-use tower_lsp::lsp_types::{
-    DeleteFile, DeleteFileOptions, DocumentChangeOperation, DocumentChanges, OneOf,
-    OptionalVersionedTextDocumentIdentifier, RenameFile, RenameFileOptions, ResourceOp, TextDocumentEdit, Url,
-    WorkspaceEdit,
-};
+use tower_lsp::lsp_types::Url;
 
 use super::capabilities::ClientCaps;
-use super::convert::{anchor_before_final_break, text_edits, uri_of};
-use super::protocol::{SaveDocuments, SaveDocumentsParams};
+use super::convert::uri_of;
+use super::delivery::{doc_edit, Delivery, EditorOp, Landing, Refusal};
 use super::server::Shared;
-use super::store::{DocState, Expectation};
-use super::SavePolicy;
-use crate::edit::{minimal_changes, Base, EditPlan, FileOp, TextChange};
+use super::track::Verdict;
+use crate::edit::{minimal_changes, EditPlan, FileOp};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sink::{Applied, Destination, Sink};
 use crate::vfs::{Origin, Vfs};
@@ -50,58 +43,30 @@ use crate::workspace::SandboxPath;
 /// The sink of one attempt of one tool call inside `tether lsp`.
 pub(crate) struct EditorSink {
     shared: Arc<Shared>,
+    delivery: Delivery,
     handle: Handle,
     /// The `label` of the workspace edits: says which tool made them.
     label: String,
     last_attempt: bool,
+    /// Whether the call came from the editor's own request (`workspace/executeCommand`), which
+    /// some editors must see answered before they report the edit's change.
+    from_editor: bool,
     retry: AtomicBool,
     /// What the last successful `apply` did (the bridge reports disk destinations too).
     applied: std::sync::Mutex<Option<Applied>>,
 }
 
-/// A change to one open document.
-struct DocEdit {
-    path: SandboxPath,
-    uri: Url,
-    version: i32,
-    /// The text the changes apply to (the store's rope at `version`).
-    base: Rope,
-    /// The same text as one string (shared with the plan's base: no copy).
-    base_text: Arc<String>,
-    changes: Vec<TextChange>,
-    /// The text the document holds once the changes land: `base` with them applied, as a rope
-    /// that shares every unchanged part with it.
-    expected: Rope,
-    was_dirty: bool,
-    /// When the document last changed (the store's clock).
-    last_change: u64,
-}
-
-/// An operation the editor carries out.
-enum EditorOp {
-    Edit(DocEdit),
-    Rename { from: SandboxPath, old_uri: Url, new_uri: Url, to: SandboxPath, overwrite: bool, dirty: bool },
-    Delete { path: SandboxPath, uri: Url, recursive: bool },
-}
-
-impl EditorOp {
-    fn path(&self) -> &SandboxPath {
-        match self {
-            EditorOp::Edit(e) => &e.path,
-            EditorOp::Rename { from, .. } => from,
-            EditorOp::Delete { path, .. } => path,
-        }
-    }
-}
-
 impl EditorSink {
-    /// A sink for one attempt of tool `tool`; `last_attempt` words a conflict as final.
-    pub fn new(shared: Arc<Shared>, handle: Handle, tool: &str, last_attempt: bool) -> EditorSink {
+    /// A sink for one attempt of tool `tool`; `last_attempt` words a conflict as final;
+    /// `from_editor` when the editor's own request started the call.
+    pub fn new(shared: Arc<Shared>, handle: Handle, tool: &str, last_attempt: bool, from_editor: bool) -> EditorSink {
         EditorSink {
+            delivery: Delivery { shared: shared.clone() },
             shared,
             handle,
             label: format!("tether: {tool}"),
             last_attempt,
+            from_editor,
             retry: AtomicBool::new(false),
             applied: std::sync::Mutex::new(None),
         }
@@ -217,25 +182,19 @@ impl EditorSink {
         }
     }
 
-    /// Sends the editor's part as one workspace edit and checks that it landed. Returns, per
-    /// operation, the document version that showed the edited text (for text edits).
-    async fn apply_in_editor(&self, caps: &ClientCaps, ops: &[&EditorOp]) -> Result<Vec<Option<i32>>> {
-        let store = &self.shared.store;
+    /// Sends the editor's part as one workspace edit and follows it until the editor's change
+    /// notifications show what became of it (or the wait ends). Returns, per operation, how it
+    /// landed.
+    async fn apply_in_editor(&self, caps: &ClientCaps, ops: &[&EditorOp]) -> Result<Vec<Landing>> {
         let limits = &self.shared.options.limits;
-        let mut watches: Vec<(usize, Expectation<'_>)> = Vec::new();
-        for (i, op) in ops.iter().enumerate() {
-            if let EditorOp::Edit(e) = op {
-                if !e.changes.is_empty() {
-                    watches.push((i, store.expect(e.path.real(), e.expected.clone())));
-                }
-            }
-        }
-        let Some((edit, order)) = workspace_edit(caps, ops) else {
-            return Ok(vec![None; ops.len()]);
-        };
         let first = ops[0].path();
-        match tokio::time::timeout(limits.apply_timeout, self.send_edit(edit, &self.label)).await {
-            Err(_) => {
+        let mut following = match self.delivery.send(caps, ops, &self.label).await {
+            Ok(Some(f)) => f,
+            Ok(None) => return Ok(vec![Landing::Unchanged; ops.len()]),
+            Err(Refusal::Moved(path)) => {
+                return Err(self.stale(path, "the editor buffer changed while the edit was prepared"));
+            }
+            Err(Refusal::NoAnswer) => {
                 return Err(Error::new(
                     ErrorKind::Timeout,
                     format!(
@@ -247,197 +206,118 @@ impl EditorSink {
                 )
                 .with_path(first.given()));
             }
-            Ok(Err(e)) => return Err(self.stale(first, &format!("the editor failed the edit ({})", e.message))),
-            Ok(Ok(r)) if !r.applied => {
-                let reason = r.failure_reason.map(|r| format!(": {r}")).unwrap_or_default();
-                let failed = r.failed_change.and_then(|i| order.get(i as usize)).and_then(|&i| ops.get(i));
-                let path = failed.map_or(first, |op| op.path());
-                // The editor usually refuses because a buffer moved on, and it may report that
-                // change only later (Neovim waits 150 ms): let it arrive, so that the retry reads
-                // the buffer as the editor has it rather than failing on the same stale text.
-                let sent: Vec<(&std::path::Path, i32)> = match failed {
-                    Some(EditorOp::Edit(e)) => vec![(e.path.real(), e.version)],
-                    _ => ops
-                        .iter()
-                        .filter_map(|op| match op {
-                            EditorOp::Edit(e) => Some((e.path.real(), e.version)),
-                            _ => None,
-                        })
-                        .collect(),
-                };
-                if !sent.is_empty() {
-                    let deadline = tokio::time::Instant::now() + limits.verify_timeout;
-                    store.wait_any_newer(&sent, deadline).await;
-                }
-                return Err(self.stale(path, &format!("the editor refused the edit{reason}")));
-            }
-            Ok(Ok(_)) => {}
-        }
-        // The answer alone proves nothing: wait for the didChange that shows each edited text.
-        let deadline = tokio::time::Instant::now() + limits.verify_timeout;
-        let mut reached = vec![None; ops.len()];
-        let mut missing = None;
-        for (i, watch) in &mut watches {
-            match tokio::time::timeout_at(deadline, watch.reached()).await {
-                Ok(Some(v)) => reached[*i] = Some(v),
-                _ => {
-                    missing.get_or_insert(*i);
-                }
-            }
-        }
-        drop(watches);
-        if let Some(i) = missing {
-            self.revert(caps, ops, &reached).await;
-            return Err(self.stale(
-                ops[i].path(),
-                "the editor reported the edit applied, but the buffer never showed the edited text (it changed \
-                 meanwhile, or the editor skipped the edit as stale)",
-            ));
-        }
-        for op in ops {
-            let landed = match op {
-                EditorOp::Edit(_) => true,
-                EditorOp::Rename { from, to, .. } => !exists(from.path()) && exists(to.path()),
-                EditorOp::Delete { path, .. } => !exists(path.path()),
-            };
-            if !landed {
-                let p = op.path();
-                return Err(Error::new(
-                    ErrorKind::IoError,
-                    format!(
-                        "{}: the editor reported the change applied, but the file system does not show it",
-                        p.given()
-                    ),
-                )
-                .with_path(p.given()));
-            }
-        }
-        Ok(reached)
-    }
-
-    /// Takes back, best effort, the text edits that did land when another part of the same edit
-    /// did not, so that the plan stays all or nothing.
-    async fn revert(&self, caps: &ClientCaps, ops: &[&EditorOp], reached: &[Option<i32>]) {
-        for (op, version) in ops.iter().zip(reached) {
-            let (EditorOp::Edit(e), Some(version)) = (op, version) else { continue };
-            let Some(doc) = self.shared.store.get(e.path.real()) else { continue };
-            if doc.version != *version {
-                tracing::warn!(path = %e.path.given(), "an edit that landed could not be taken back: the buffer changed since");
-                continue;
-            }
-            // The buffer's own text: it may hold the expected text with a final break added.
-            let current = Arc::new(String::from(&doc.rope));
-            let undo = DocEdit {
-                path: e.path.clone(),
-                uri: e.uri.clone(),
-                version: *version,
-                base: doc.rope.clone(),
-                changes: anchor_before_final_break(&current, minimal_changes(&current, &e.base_text)),
-                base_text: current,
-                expected: e.base.clone(),
-                was_dirty: e.was_dirty,
-                last_change: doc.last_change,
-            };
-            let Some((edit, _)) = workspace_edit(caps, &[&EditorOp::Edit(undo)]) else { continue };
-            // Wait for the take-back to show, as for any edit, so that the retry reads the
-            // buffer as it is after it.
-            let mut watch = self.shared.store.expect(e.path.real(), e.base.clone());
-            let limits = &self.shared.options.limits;
-            let label = format!("{} (taken back)", self.label);
-            let answer = tokio::time::timeout(limits.apply_timeout, self.send_edit(edit, &label)).await;
-            let shown = match answer {
-                Ok(Ok(r)) if r.applied => {
-                    tokio::time::timeout(limits.verify_timeout, watch.reached()).await.ok().flatten()
-                }
-                _ => None,
-            };
-            if shown.is_none() {
-                tracing::warn!(path = %e.path.given(), "the editor did not take back an edit that landed");
-            }
-        }
-    }
-
-    /// Sends one `workspace/applyEdit` labelled with the tool's name.
-    async fn send_edit(
-        &self,
-        edit: WorkspaceEdit,
-        label: &str,
-    ) -> tower_lsp::jsonrpc::Result<tower_lsp::lsp_types::ApplyWorkspaceEditResponse> {
-        let params = tower_lsp::lsp_types::ApplyWorkspaceEditParams { label: Some(label.to_owned()), edit };
-        self.shared.client.send_request::<tower_lsp::lsp_types::request::ApplyWorkspaceEdit>(params).await
-    }
-
-    /// Saves the buffers that were clean before the edit; returns where each operation went.
-    fn save(&self, caps: &ClientCaps, vfs: &Vfs, ops: &[&EditorOp], reached: &[Option<i32>]) -> Vec<Destination> {
-        let mut dests: Vec<Destination> = ops
-            .iter()
-            .map(|op| match op {
-                EditorOp::Edit(e) if e.was_dirty => Destination::BufferUnsaved,
-                EditorOp::Edit(_) => Destination::BufferSaved,
-                EditorOp::Rename { dirty: true, .. } => Destination::BufferUnsaved,
-                EditorOp::Rename { .. } => Destination::BufferSaved,
-                EditorOp::Delete { .. } => Destination::Disk,
-            })
-            .collect();
-        let to_save: Vec<(usize, &DocEdit, i32)> = ops
-            .iter()
-            .zip(reached)
-            .enumerate()
-            .filter_map(|(i, (op, v))| match (op, v) {
-                (EditorOp::Edit(e), Some(v)) if !e.was_dirty => Some((i, e, *v)),
-                _ => None,
-            })
-            .collect();
-        if to_save.is_empty() {
-            return dests;
-        }
-        if self.shared.save_policy() == SavePolicy::Never {
-            for (i, _, _) in &to_save {
-                dests[*i] = Destination::BufferNotSaved;
-            }
-            return dests;
-        }
-        if caps.save_documents {
-            let params = SaveDocumentsParams { uris: to_save.iter().map(|(_, e, _)| e.uri.clone()).collect() };
-            let request = self.shared.client.send_request::<SaveDocuments>(params);
-            let answer = self.handle.block_on(tokio::time::timeout(self.shared.options.limits.save_timeout, request));
-            let saved = match answer {
-                Ok(Ok(r)) => r.saved,
-                Ok(Err(e)) => {
-                    tracing::warn!(error = %e.message, "tether/saveDocuments failed; the edited buffers stay unsaved");
-                    Vec::new()
-                }
-                Err(_) => {
-                    tracing::warn!("tether/saveDocuments got no answer in time; the edited buffers stay unsaved");
-                    Vec::new()
-                }
-            };
-            for (i, e, _) in &to_save {
-                if !saved.contains(&e.uri) {
-                    dests[*i] = Destination::BufferUnsaved;
-                }
-            }
+            Err(Refusal::Refused { reason, failed }) => return Err(self.refused(ops, failed, &reason).await),
+        };
+        // The editor took the edit: it is never sent again. What follows only finds out where it
+        // landed, from the editor's own change notifications.
+        let window = if self.from_editor && self.shared.holds_changes.load(Ordering::Relaxed) {
+            std::time::Duration::ZERO
         } else {
-            let disk = Vfs::disk(Arc::new(vfs.workspace().clone()));
-            for (i, e, version) in &to_save {
-                match self.write_through(&disk, e) {
-                    Ok(()) => self.shared.store.mark_clean(e.path.real(), *version),
-                    Err(err) => {
-                        tracing::warn!(path = %e.path.given(), error = %err, "writing an edited buffer's text to disk failed; it stays unsaved");
-                        dests[*i] = Destination::BufferUnsaved;
-                    }
-                }
-            }
+            limits.verify_timeout
+        };
+        let deadline = tokio::time::Instant::now() + window;
+        let mut verdicts = Vec::with_capacity(ops.len());
+        for f in &mut following {
+            verdicts.push(match f {
+                Some(f) => Some(f.decided(deadline).await),
+                None => None,
+            });
         }
-        dests
+        if let Some(i) = verdicts.iter().position(|v| *v == Some(Verdict::Skipped)) {
+            // The editor said applied, yet a change it sent afterwards shows the edit missing: it
+            // skipped it (Neovim's handler does so for a buffer that changed, and still answers
+            // applied). Take back what did land elsewhere, then run the tool again on the text
+            // the editor has now; a versioned edit cannot land twice.
+            let landed: Vec<Option<i32>> = verdicts
+                .iter()
+                .map(|v| match v {
+                    Some(Verdict::Landed { version, .. }) => Some(*version),
+                    _ => None,
+                })
+                .collect();
+            drop(following);
+            self.delivery.take_back(caps, ops, &landed, &self.label).await;
+            let e = ops[i].path();
+            let why = "the editor answered that it applied the edit, but its next change notification shows it \
+                       skipped it (the buffer had changed since the edit was prepared)";
+            if caps.document_changes {
+                return Err(self.stale(e, why));
+            }
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!("{}: {why}; read the file again and redo the change", e.given()),
+            )
+            .with_path(e.given()));
+        }
+        let mut landings = Vec::with_capacity(ops.len());
+        let mut unconfirmed = Vec::new();
+        for (i, (op, verdict)) in ops.iter().zip(verdicts).enumerate() {
+            let landing = match (op, verdict) {
+                (EditorOp::Edit(_), None) => Landing::Unchanged,
+                (EditorOp::Edit(_), Some(Verdict::Landed { version, typed })) => Landing::Landed { version, typed },
+                (EditorOp::Edit(e), Some(Verdict::Misplaced)) => {
+                    let f = following[i].take().expect("followed");
+                    self.delivery.repair(caps, e, f, &self.label).await?
+                }
+                (EditorOp::Edit(e), Some(_)) => {
+                    unconfirmed.push((e.clone(), following[i].take().expect("followed")));
+                    Landing::Unconfirmed
+                }
+                (EditorOp::Rename { from, to, .. }, _) if exists(from.path()) || !exists(to.path()) => {
+                    return Err(fs_disagrees(from));
+                }
+                (EditorOp::Delete { path, .. }, _) if exists(path.path()) => return Err(fs_disagrees(path)),
+                _ => Landing::Landed { version: 0, typed: false },
+            };
+            landings.push(landing);
+        }
+        if !unconfirmed.is_empty() {
+            self.delivery.follow_up(*caps, unconfirmed, self.from_editor, self.label.clone());
+        }
+        Ok(landings)
     }
 
-    /// Writes the edited text of a buffer to its file, through the disk sink, keeping the
-    /// file's encoding and BOM.
-    fn write_through(&self, disk: &Vfs, e: &DocEdit) -> Result<()> {
-        let file = disk.read_text(&e.path)?;
-        let plan = EditPlan::edit_to(e.path.clone(), Base::from(file), &String::from(&e.expected));
-        crate::sink::apply(self.shared.options.disk.as_ref(), &self.shared.options.config, disk, &plan).map(|_| ())
+    /// The error for an edit the editor refused. A refusal because a buffer moved on is retried
+    /// on the new text (after waiting, bounded, for the editor to report the change that caused
+    /// it); any other "no" (the user declined, a preview was cancelled) ends the call.
+    async fn refused(&self, ops: &[&EditorOp], failed: Option<usize>, reason: &str) -> Error {
+        let store = &self.shared.store;
+        let failed = failed.and_then(|i| ops.get(i)).copied();
+        let path = failed.map_or(ops[0].path(), |op| op.path());
+        let sent: Vec<(&std::path::Path, i32)> = match failed {
+            Some(EditorOp::Edit(e)) => vec![(e.path.real(), e.version)],
+            _ => ops
+                .iter()
+                .filter_map(|op| match op {
+                    EditorOp::Edit(e) => Some((e.path.real(), e.version)),
+                    _ => None,
+                })
+                .collect(),
+        };
+        let moved_now = sent.iter().any(|(p, v)| store.get(p).is_none_or(|d| d.version > *v));
+        let about_versions =
+            ["version", "newer", "stale", "changed", "modified"].iter().any(|w| reason.to_lowercase().contains(w));
+        if reason.is_empty() || about_versions || moved_now {
+            // The editor usually refuses because a buffer moved on, and it may report that
+            // change only later (Neovim waits 150 ms): let it arrive, so that the retry reads the
+            // buffer as the editor has it rather than failing on the same stale text.
+            let deadline = tokio::time::Instant::now() + self.shared.options.limits.verify_timeout;
+            let moved = moved_now || (!sent.is_empty() && store.wait_any_newer(&sent, deadline).await);
+            if moved || about_versions {
+                let why = if reason.is_empty() {
+                    "the editor refused the edit".to_owned()
+                } else {
+                    format!("the editor refused the edit: {reason}")
+                };
+                return self.stale(path, &why);
+            }
+        }
+        let why = if reason.is_empty() { "no reason given" } else { reason };
+        Error::new(
+            ErrorKind::Rejected,
+            format!("{}: the editor declined the change ({why}); nothing was changed", path.given()),
+        )
+        .with_path(path.given())
     }
 }
 
@@ -463,8 +343,8 @@ impl EditorSink {
         // The disk part first, kept pending: taking it back is exact, while an editor's edit
         // that landed can only be reverted by another edit.
         let pending = if disk_plan.is_empty() { None } else { Some(self.shared.options.disk.begin(vfs, &disk_plan)?) };
-        let reached = match self.handle.block_on(self.apply_in_editor(&caps, &editor)) {
-            Ok(reached) => reached,
+        let landings = match self.handle.block_on(self.apply_in_editor(&caps, &editor)) {
+            Ok(landings) => landings,
             Err(e) => {
                 if let Some(pending) = pending {
                     if let Err(re) = pending.rollback() {
@@ -484,7 +364,7 @@ impl EditorSink {
         if let Some(pending) = pending {
             pending.commit();
         }
-        let mut dests = self.save(&caps, vfs, &editor, &reached).into_iter();
+        let mut dests = self.handle.block_on(self.delivery.save(&caps, &editor, &landings)).into_iter();
         let files = plan
             .ops
             .iter()
@@ -497,117 +377,17 @@ impl EditorSink {
                 (op.path().given().to_owned(), dest)
             })
             .collect();
-        Ok(Applied { files })
+        Ok(Applied { files, unversioned: !caps.document_changes })
     }
 }
 
-fn doc_edit(path: &SandboxPath, doc: DocState, base_text: Arc<String>, changes: Vec<TextChange>) -> DocEdit {
-    // A change that changes nothing is not sent: the editor would report no didChange for it.
-    let no_op = changes.iter().all(|c| base_text[c.range.start.get()..c.range.end.get()] == c.text);
-    let mut expected = doc.rope.clone();
-    // From the last change back (a plan's changes are sorted and disjoint), so that each range
-    // is still in the base's offsets.
-    for c in changes.iter().rev() {
-        let (start, end) = (expected.byte_to_char(c.range.start.get()), expected.byte_to_char(c.range.end.get()));
-        expected.remove(start..end);
-        expected.insert(start, &c.text);
-    }
-    let changes = if no_op { Vec::new() } else { anchor_before_final_break(&base_text, changes) };
-    DocEdit {
-        path: path.clone(),
-        uri: doc.uri,
-        version: doc.version,
-        base: doc.rope,
-        base_text,
-        changes,
-        expected,
-        was_dirty: doc.dirty,
-        last_change: doc.last_change,
-    }
-}
-
-/// The workspace edit for the editor's operations, in the form the client supports, and for each
-/// entry of `documentChanges` the index of its operation; `None` when there is nothing to send.
-///
-/// Text edits alone are ordered most recently changed document first: Neovim checks the version
-/// of the first text document edit only, and the document the user is typing in is the one whose
-/// version matters most.
-fn workspace_edit(caps: &ClientCaps, ops: &[&EditorOp]) -> Option<(WorkspaceEdit, Vec<usize>)> {
-    let enc = caps.encoding;
-    if !caps.document_changes {
-        let mut changes: HashMap<Url, Vec<tower_lsp::lsp_types::TextEdit>> = HashMap::new();
-        for op in ops {
-            if let EditorOp::Edit(e) = op {
-                if !e.changes.is_empty() {
-                    changes.entry(e.uri.clone()).or_default().extend(text_edits(&e.base, &e.changes, enc));
-                }
-            }
-        }
-        let edit = WorkspaceEdit { changes: Some(changes), ..WorkspaceEdit::default() };
-        return edit.changes.as_ref().is_some_and(|c| !c.is_empty()).then_some((edit, Vec::new()));
-    }
-    let mut out: Vec<(usize, u64, DocumentChangeOperation)> = Vec::new();
-    let mut resource_ops = false;
-    for (i, op) in ops.iter().enumerate() {
-        match op {
-            EditorOp::Edit(e) if e.changes.is_empty() => {}
-            EditorOp::Edit(e) => out.push((
-                i,
-                e.last_change,
-                DocumentChangeOperation::Edit(TextDocumentEdit {
-                    text_document: OptionalVersionedTextDocumentIdentifier {
-                        uri: e.uri.clone(),
-                        version: Some(e.version),
-                    },
-                    edits: text_edits(&e.base, &e.changes, enc).into_iter().map(OneOf::Left).collect(),
-                }),
-            )),
-            EditorOp::Rename { old_uri, new_uri, overwrite, .. } => {
-                resource_ops = true;
-                let rename = RenameFile {
-                    old_uri: old_uri.clone(),
-                    new_uri: new_uri.clone(),
-                    options: Some(RenameFileOptions { overwrite: Some(*overwrite), ignore_if_exists: Some(false) }),
-                    annotation_id: None,
-                };
-                out.push((i, 0, DocumentChangeOperation::Op(ResourceOp::Rename(rename))));
-            }
-            EditorOp::Delete { uri, recursive, .. } => {
-                resource_ops = true;
-                let delete = DeleteFile {
-                    uri: uri.clone(),
-                    options: Some(DeleteFileOptions {
-                        recursive: Some(*recursive),
-                        ignore_if_not_exists: Some(false),
-                        annotation_id: None,
-                    }),
-                };
-                out.push((i, 0, DocumentChangeOperation::Op(ResourceOp::Delete(delete))));
-            }
-        }
-    }
-    if out.is_empty() {
-        return None;
-    }
-    if !resource_ops {
-        // Stable, so documents changed at the same moment keep the plan's order.
-        out.sort_by_key(|(_, last_change, _)| std::cmp::Reverse(*last_change));
-    }
-    let order = out.iter().map(|(i, _, _)| *i).collect();
-    let ops: Vec<DocumentChangeOperation> = out.into_iter().map(|(_, _, op)| op).collect();
-    let document_changes = if resource_ops {
-        DocumentChanges::Operations(ops)
-    } else {
-        DocumentChanges::Edits(
-            ops.into_iter()
-                .filter_map(|o| match o {
-                    DocumentChangeOperation::Edit(e) => Some(e),
-                    DocumentChangeOperation::Op(_) => None,
-                })
-                .collect(),
-        )
-    };
-    Some((WorkspaceEdit { document_changes: Some(document_changes), ..WorkspaceEdit::default() }, order))
+/// The error for an operation the editor reported done that the file system does not show.
+fn fs_disagrees(p: &SandboxPath) -> Error {
+    Error::new(
+        ErrorKind::IoError,
+        format!("{}: the editor reported the change applied, but the file system does not show it", p.given()),
+    )
+    .with_path(p.given())
 }
 
 fn exists(p: &std::path::Path) -> bool {

@@ -12,7 +12,8 @@ use ropey::Rope;
 use tokio::sync::watch;
 use tower_lsp::lsp_types::Url;
 
-use crate::text::{Document, LineEnding, Position, PositionEncoding};
+use super::track::{Repair, Sent, Track, Verdict};
+use crate::text::{position_to_offset, Document, Position, PositionEncoding};
 use crate::vfs::{OpenDocument, Overlay};
 
 /// One open document.
@@ -57,27 +58,23 @@ pub enum SyncError {
     },
 }
 
-/// A text the sink expects a document to reach after an edit it sent.
-#[derive(Debug)]
-struct Expected {
-    path: PathBuf,
-    /// A rope (shares the unchanged parts with the document's), so that expecting a small change
-    /// in a large document copies nothing.
-    text: Rope,
-    /// `text` with a final line break, when it has none: an editor that keeps the final line
-    /// break as a buffer property (Neovim's 'eol') reports the text with one.
-    with_break: Option<Rope>,
-    /// Receives the version of the first change that produced `text`.
-    reached: watch::Sender<Option<i32>>,
-}
-
 #[derive(Debug, Default)]
 struct Inner {
     docs: HashMap<PathBuf, Entry>,
     paths: HashMap<Url, PathBuf>,
-    expected: Vec<Arc<Expected>>,
+    /// The edits being followed through the change stream, by id.
+    tracks: HashMap<u64, Followed>,
+    next_track: u64,
     /// The store's clock, ticking once per open or change.
     clock: u64,
+}
+
+/// A sent edit followed in one document, and where its verdict is published.
+#[derive(Debug)]
+struct Followed {
+    path: PathBuf,
+    track: Track,
+    verdict: watch::Sender<Verdict>,
 }
 
 /// The store of open documents, keyed by real (canonical) path.
@@ -94,28 +91,45 @@ impl Default for Store {
     }
 }
 
-/// A registered expectation; dropping it unregisters it.
+/// A sent edit the store follows through the document's changes; dropping it stops that.
 #[derive(Debug)]
-pub struct Expectation<'a> {
-    store: &'a Store,
-    expected: Arc<Expected>,
-    reached: watch::Receiver<Option<i32>>,
+pub struct Following {
+    store: Arc<Store>,
+    id: u64,
+    verdict: watch::Receiver<Verdict>,
 }
 
-impl Expectation<'_> {
-    /// Waits until the document passes through the expected text and returns the version of the
-    /// change that produced it; `None` when the wait ends without it.
-    pub async fn reached(&mut self) -> Option<i32> {
-        match self.reached.wait_for(Option::is_some).await {
-            Ok(v) => *v,
-            Err(_) => None,
+impl Following {
+    /// The verdict so far.
+    pub fn verdict(&self) -> Verdict {
+        *self.verdict.borrow()
+    }
+
+    /// Waits until the verdict is no longer open, at most until `deadline`; returns it.
+    pub async fn decided(&mut self, deadline: tokio::time::Instant) -> Verdict {
+        let wait = self.verdict.wait_for(|v| *v != Verdict::Open);
+        if let Ok(Ok(v)) = tokio::time::timeout_at(deadline, wait).await {
+            return *v;
         }
+        self.verdict()
+    }
+
+    /// Records that the editor answered `applied: true` when `arrived` messages had been read.
+    pub fn answered(&self, arrived: u64) {
+        self.store.with_track(self.id, |f| f.track.answered(arrived));
+    }
+
+    /// How to move a misplaced edit where it belongs, against the buffer as it is now.
+    pub fn repair(&self) -> Option<Repair> {
+        let mut repair = None;
+        self.store.with_track(self.id, |f| repair = f.track.repair());
+        repair
     }
 }
 
-impl Drop for Expectation<'_> {
+impl Drop for Following {
     fn drop(&mut self) {
-        self.store.lock().expected.retain(|e| !Arc::ptr_eq(e, &self.expected));
+        self.store.lock().tracks.remove(&self.id);
     }
 }
 
@@ -139,31 +153,50 @@ impl Store {
     }
 
     /// Applies one `didChange`: its content changes in order, then its version. A version not
-    /// newer than the document's is refused, since applying it would reorder edits.
+    /// newer than the document's is refused, since applying it would reorder edits. `arrival` is
+    /// the notification's place among the messages read from the editor (see
+    /// [`Following::answered`]).
     pub fn change<'t>(
         &self,
         uri: &Url,
         version: i32,
         changes: impl IntoIterator<Item = (Option<(Position, Position)>, &'t str)>,
         enc: PositionEncoding,
+        arrival: u64,
     ) -> Result<(), SyncError> {
         let mut inner = self.lock();
-        let Inner { docs, paths, expected, clock } = &mut *inner;
+        let Inner { docs, paths, tracks, clock, .. } = &mut *inner;
         let path = paths.get(uri).ok_or(SyncError::NotOpen)?;
         let entry = docs.get_mut(path).ok_or(SyncError::NotOpen)?;
         if version <= entry.version {
             return Err(SyncError::Stale { current: entry.version, got: version });
         }
-        let watching: Vec<&Arc<Expected>> = expected.iter().filter(|e| &e.path == path).collect();
+        let mut following: Vec<&mut Followed> = tracks.values_mut().filter(|f| &f.path == path).collect();
         for (range, text) in changes {
-            entry.doc.apply_change(range, text, enc);
-            // An editor may send an applied edit and the user's next keystrokes in one
-            // notification, so every intermediate text counts.
-            for e in &watching {
-                if e.reached.borrow().is_none() && e.matches(entry.doc.rope()) {
-                    e.reached.send_replace(Some(version));
-                }
+            if following.is_empty() {
+                entry.doc.apply_change(range, text, enc);
+                continue;
             }
+            // A followed document needs the change's byte range: an editor may send an applied
+            // edit and the user's next keystrokes in one notification, so every intermediate
+            // text counts.
+            let rope = entry.doc.rope();
+            let bytes = match range {
+                Some((s, e)) => {
+                    let start = position_to_offset(rope, s, enc).get();
+                    start..position_to_offset(rope, e, enc).get().max(start)
+                }
+                None => 0..rope.len_bytes(),
+            };
+            entry.doc.replace(crate::text::Offset::new(bytes.start)..crate::text::Offset::new(bytes.end), text);
+            for f in &mut following {
+                f.track.observe(bytes.clone(), text, entry.doc.rope(), version, arrival);
+            }
+        }
+        for f in &mut following {
+            f.track.end_of_notification();
+            let v = f.track.verdict();
+            f.verdict.send_if_modified(|old| std::mem::replace(old, v) != *old);
         }
         entry.version = version;
         entry.dirty = true;
@@ -247,26 +280,29 @@ impl Store {
         }
     }
 
-    /// Starts watching for the document at `path` to pass through `text`; register before
-    /// sending the edit, so the change it causes cannot be missed.
-    pub fn expect(&self, path: &Path, text: Rope) -> Expectation<'_> {
-        let (tx, rx) = watch::channel(None);
-        let with_break = rope_final_break(&text).is_empty().then(|| {
-            let whole = String::from(&text);
-            let brk = LineEnding::detect(&whole).break_for(&whole);
-            let mut with = text.clone();
-            with.insert(with.len_chars(), brk);
-            with
-        });
-        let expected = Arc::new(Expected { path: path.to_path_buf(), text, with_break, reached: tx });
-        self.lock().expected.push(expected.clone());
-        Expectation { store: self, expected, reached: rx }
+    /// Starts following an edit sent for the document at `path`, if it is still at `version`
+    /// with change stamp `stamp` (the text the edit was computed on); `None` when it moved on, so
+    /// the edit must not be sent. Follow before sending, so that no change it causes is missed.
+    pub fn follow(self: &Arc<Self>, path: &Path, version: i32, stamp: u64, sent: Sent) -> Option<Following> {
+        let mut inner = self.lock();
+        let doc = inner.docs.get(path)?;
+        if doc.version != version || doc.last_change != stamp {
+            return None;
+        }
+        let id = inner.next_track;
+        inner.next_track += 1;
+        let (tx, rx) = watch::channel(Verdict::Open);
+        inner.tracks.insert(id, Followed { path: path.to_path_buf(), track: Track::new(sent, version), verdict: tx });
+        drop(inner);
+        Some(Following { store: self.clone(), id, verdict: rx })
     }
-}
 
-impl Expected {
-    fn matches(&self, rope: &Rope) -> bool {
-        ropes_eq(rope, &self.text) || self.with_break.as_ref().is_some_and(|t| ropes_eq(rope, t))
+    fn with_track(&self, id: u64, f: impl FnOnce(&mut Followed)) {
+        if let Some(followed) = self.lock().tracks.get_mut(&id) {
+            f(followed);
+            let v = followed.track.verdict();
+            followed.verdict.send_if_modified(|old| std::mem::replace(old, v) != *old);
+        }
     }
 }
 
@@ -345,44 +381,73 @@ mod tests {
             2,
             [(Some((r(0, 0), r(0, 1))), "J"), (Some((r(0, 5), r(0, 5))), "!")],
             PositionEncoding::Utf16,
+            1,
         );
         assert_eq!(ok, Ok(()));
         let got = store.get(Path::new("/w/a")).expect("open");
         assert_eq!((got.rope.to_string(), got.version, got.dirty), ("Jello!\n".to_owned(), 2, true));
-        let stale = store.change(&uri("a"), 2, [(None, "lost")], PositionEncoding::Utf16);
+        let stale = store.change(&uri("a"), 2, [(None, "lost")], PositionEncoding::Utf16, 2);
         assert_eq!(stale, Err(SyncError::Stale { current: 2, got: 2 }));
-        assert_eq!(store.change(&uri("b"), 9, [(None, "x")], PositionEncoding::Utf16), Err(SyncError::NotOpen));
+        assert_eq!(store.change(&uri("b"), 9, [(None, "x")], PositionEncoding::Utf16, 3), Err(SyncError::NotOpen));
         assert_eq!(store.saved(&uri("a")), Ok(()));
         assert!(!store.get(Path::new("/w/a")).expect("open").dirty);
         assert_eq!(store.close(&uri("a")), Ok(()));
         assert!(store.overlay().is_empty());
     }
 
+    /// Follows replacing bytes `range` of the document at /w/a (version 1) with `text`.
+    fn follow(store: &Arc<Store>, range: std::ops::Range<usize>, text: &str) -> Following {
+        let doc = store.get(Path::new("/w/a")).expect("open");
+        let pos = |o| crate::text::offset_to_position(&doc.rope, crate::text::Offset::new(o), PositionEncoding::Utf8);
+        let sent = Sent {
+            base: doc.rope.clone(),
+            changes: vec![(range.clone(), text.to_owned())],
+            positions: vec![(pos(range.start), pos(range.end))],
+            enc: PositionEncoding::Utf8,
+            checked: false,
+        };
+        store.follow(Path::new("/w/a"), doc.version, doc.last_change, sent).expect("still at its version")
+    }
+
     #[test]
-    fn expectation_sees_intermediate_texts() {
-        let store = Store::default();
+    fn a_followed_edit_is_seen_among_intermediate_texts() {
+        let store = Arc::new(Store::default());
         store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("ab"), 1, false);
-        let mut exp = store.expect(Path::new("/w/a"), Rope::from_str("aXb"));
+        let following = follow(&store, 1..1, "X");
         // The edit and a keystroke after it arrive in one notification.
         let r = |c| Position::new(0, c);
         store
-            .change(&uri("a"), 5, [(Some((r(1), r(1))), "X"), (Some((r(3), r(3))), "!")], PositionEncoding::Utf8)
+            .change(&uri("a"), 5, [(Some((r(1), r(1))), "X"), (Some((r(3), r(3))), "!")], PositionEncoding::Utf8, 1)
             .expect("change");
-        let rt = tokio::runtime::Builder::new_current_thread().build().expect("rt");
-        assert_eq!(rt.block_on(exp.reached()), Some(5));
-        drop(exp);
-        assert!(store.lock().expected.is_empty());
+        assert_eq!(following.verdict(), Verdict::Landed { version: 5, typed: true });
+        drop(following);
+        assert!(store.lock().tracks.is_empty());
+    }
+
+    #[test]
+    fn an_edit_is_not_followed_from_a_text_that_moved_on() {
+        let store = Arc::new(Store::default());
+        store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("ab"), 1, false);
+        let doc = store.get(Path::new("/w/a")).expect("open");
+        store.change(&uri("a"), 2, [(None, "abc")], PositionEncoding::Utf8, 1).expect("change");
+        let sent = Sent {
+            base: doc.rope,
+            changes: Vec::new(),
+            positions: Vec::new(),
+            enc: PositionEncoding::Utf8,
+            checked: false,
+        };
+        assert!(store.follow(Path::new("/w/a"), 1, doc.last_change, sent).is_none());
     }
 
     #[test]
     fn an_added_final_break_still_counts() {
-        let store = Store::default();
+        let store = Arc::new(Store::default());
         store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("x\r\n"), 1, false);
-        let mut exp = store.expect(Path::new("/w/a"), Rope::from_str("x\r\nno break"));
+        let following = follow(&store, 3..3, "no break");
         let end = Position::new(1, 0);
-        store.change(&uri("a"), 2, [(Some((end, end)), "no break\r\n")], PositionEncoding::Utf8).expect("change");
-        let rt = tokio::runtime::Builder::new_current_thread().build().expect("rt");
-        assert_eq!(rt.block_on(exp.reached()), Some(2));
+        store.change(&uri("a"), 2, [(Some((end, end)), "no break\r\n")], PositionEncoding::Utf8, 1).expect("change");
+        assert_eq!(following.verdict(), Verdict::Landed { version: 2, typed: false });
     }
 
     #[test]

@@ -1,20 +1,108 @@
-//! Serving over a byte stream, and stopping on `exit`.
+//! Serving over a byte stream, numbering the messages read, and stopping on `exit`.
+//!
+//! [`Service`] numbers every request and notification in the order tower-lsp reads them, before
+//! any handler runs (tower-lsp runs handlers on a queue of their own, so a response from the
+//! editor can reach the request waiting for it before an earlier notification's handler ran).
+//! With that number a `didChange` is known to have been read after the editor's answer to a
+//! `workspace/applyEdit`, which is what tells a skipped edit from one not reported yet
+//! ([`super::track`]).
 //!
 //! tower-lsp 0.20 handles `exit` by closing its client channel, but its read loop only notices
 //! when the next message arrives, so a server whose editor keeps the pipe open after `exit` would
 //! never stop. The request stream of the client socket ends exactly when that channel closes;
 //! [`ExitSignal`] turns that end into a signal the serving future is raced against.
 
+use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_core::Stream;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::oneshot;
-use tower_lsp::jsonrpc::Request;
-use tower_lsp::{ClientSocket, Loopback, LspService, Server};
+use tower_lsp::jsonrpc::{Request, Response};
+use tower_lsp::{ClientSocket, ExitedError, Loopback, LspService, Server};
 
 use super::Backend;
+
+/// The numbering of the messages read from the editor.
+#[derive(Debug, Default)]
+pub(crate) struct Arrivals {
+    /// How many requests and notifications have been read.
+    read: AtomicU64,
+    /// The number of the message whose handler is running (handlers run one poll at a time).
+    running: AtomicU64,
+}
+
+impl Arrivals {
+    /// How many messages have been read so far.
+    pub fn read(&self) -> u64 {
+        self.read.load(Ordering::SeqCst)
+    }
+
+    /// The number of the message whose handler is being polled: called by a handler that needs
+    /// its own message's place (`didChange`), before its first `.await`.
+    pub fn running(&self) -> u64 {
+        self.running.load(Ordering::SeqCst)
+    }
+}
+
+/// tether's tower service: tower-lsp's own, numbering each message as it is read.
+pub struct Service {
+    inner: LspService<Backend>,
+    arrivals: Arc<Arrivals>,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service").field("arrivals", &self.arrivals).finish_non_exhaustive()
+    }
+}
+
+impl Service {
+    pub(crate) fn new(inner: LspService<Backend>) -> Service {
+        let arrivals = inner.inner().shared().arrivals.clone();
+        Service { inner, arrivals }
+    }
+
+    /// The language server behind the service.
+    pub fn inner(&self) -> &Backend {
+        self.inner.inner()
+    }
+}
+
+impl tower_service::Service<Request> for Service {
+    type Response = Option<Response>;
+    type Error = ExitedError;
+    type Future = Numbered<<LspService<Backend> as tower_service::Service<Request>>::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), ExitedError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        // Called by tower-lsp's read loop, in the order the messages were read.
+        let number = self.arrivals.read.fetch_add(1, Ordering::SeqCst) + 1;
+        Numbered { number, arrivals: self.arrivals.clone(), inner: self.inner.call(req) }
+    }
+}
+
+/// A handler's future that says, while it is polled, which message it handles.
+pub struct Numbered<F> {
+    number: u64,
+    arrivals: Arc<Arrivals>,
+    inner: F,
+}
+
+impl<F: Future + Unpin> Future for Numbered<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        self.arrivals.running.store(self.number, Ordering::SeqCst);
+        Pin::new(&mut self.inner).poll(cx)
+    }
+}
 
 /// The client socket, reporting when its request stream ends.
 struct ExitSignal {
@@ -57,7 +145,7 @@ impl<S: Stream<Item = Request> + Unpin> Stream for SignalOnEnd<S> {
 pub(crate) async fn serve_until_exit<I, O>(
     input: I,
     output: O,
-    service: LspService<Backend>,
+    service: Service,
     socket: ClientSocket,
     concurrency: usize,
 ) where

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::{CallError, CallResult, Profile, ToolInfo};
 use crate::error::Error;
-use crate::sink::{self, Applied, Destination, Sink};
+use crate::sink::{self, Applied, Sink};
 use crate::tools::{self, Config, Context, Output};
 
 /// The `standard` profile.
@@ -65,10 +65,6 @@ pub fn error_result(e: &Error) -> CallResult {
 /// Appends where each change went when it did not simply go to disk, so that the model knows a
 /// buffer was changed (and whether it was saved).
 fn with_destinations(mut summary: String, applied: &Applied) -> String {
-    for (path, dest) in &applied.files {
-        if *dest != Destination::Disk {
-            summary.push_str(&format!("\n{path}: {dest}"));
-        }
-    }
+    summary.push_str(&applied.report(false));
     summary
 }

@@ -70,7 +70,7 @@ impl TwoPhaseSink for DiskSink {
             }
         }
         let files = plan.ops.iter().map(|op| (op.path().given().to_owned(), Destination::Disk)).collect();
-        Ok(Pending { tx: Some(tx), applied: Applied { files } })
+        Ok(Pending { tx: Some(tx), applied: Applied { files, unversioned: false } })
     }
 }
 

@@ -26,6 +26,12 @@ pub enum Destination {
     BufferUnsaved,
     /// Applied to an open editor buffer that was clean, and not saved because saving is off.
     BufferNotSaved,
+    /// Applied to an open editor buffer at positions the user's typing had shifted, then moved
+    /// where it belongs; the buffer has the user's unsaved changes.
+    BufferRepaired,
+    /// Taken by the editor (it answered that it applied it), which had not reported the change
+    /// when the call answered; tether follows it on and saves or repairs it when it shows.
+    BufferUnconfirmed,
 }
 
 impl fmt::Display for Destination {
@@ -35,6 +41,14 @@ impl fmt::Display for Destination {
             Destination::BufferSaved => "applied to the open editor buffer and saved",
             Destination::BufferUnsaved => "applied to the open editor buffer, which has unsaved changes (not saved)",
             Destination::BufferNotSaved => "applied to the open editor buffer, not saved (saving is off)",
+            Destination::BufferRepaired => {
+                "applied to the open editor buffer, which had changed meanwhile: the editor put it at the old \
+                 position and tether moved it to its place (not saved: the buffer has your unsaved changes)"
+            }
+            Destination::BufferUnconfirmed => {
+                "sent to the open editor buffer; the editor reports it applied, and has not yet reported the \
+                 changed text (tether checks it when it does)"
+            }
         })
     }
 }
@@ -44,6 +58,31 @@ impl fmt::Display for Destination {
 pub struct Applied {
     /// The path (as the user gave it) and where its change went.
     pub files: Vec<(String, Destination)>,
+    /// Whether editor buffers were sent unversioned edits (the editor takes no versions), so
+    /// only its change notifications could show where they landed.
+    pub unversioned: bool,
+}
+
+impl Applied {
+    /// The lines a result adds to say where changes went: one per change that did not simply
+    /// go to disk, or (`disk`) one per change that did.
+    pub fn report(&self, disk: bool) -> String {
+        let mut out = String::new();
+        for (path, dest) in &self.files {
+            match (disk, *dest == Destination::Disk) {
+                (false, false) => out.push_str(&format!("\n{path}: {dest}")),
+                (true, true) => out.push_str(&format!("\n{path}: {dest} (not open in the editor)")),
+                _ => {}
+            }
+        }
+        if !disk && self.unversioned && self.files.iter().any(|(_, d)| *d != Destination::Disk) {
+            out.push_str(
+                "\n(this editor takes no versioned edits: the change was sent unversioned and checked against the \
+                 editor's change notifications)",
+            );
+        }
+        out
+    }
 }
 
 /// Something that applies plans.

@@ -161,6 +161,8 @@ pub fn applied_json(applied: &Applied) -> Value {
                 Destination::BufferSaved => "buffer_saved",
                 Destination::BufferUnsaved => "buffer_unsaved",
                 Destination::BufferNotSaved => "buffer_not_saved",
+                Destination::BufferRepaired => "buffer_repaired",
+                Destination::BufferUnconfirmed => "buffer_unconfirmed",
             };
             json!({"path": path, "destination": dest})
         })

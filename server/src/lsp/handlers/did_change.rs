@@ -13,7 +13,7 @@ pub(crate) fn handle(shared: &Shared, params: DidChangeTextDocumentParams) {
     let enc = shared.caps().encoding;
     let changes =
         params.content_changes.iter().map(|c| (c.range.map(|r| (from_lsp(r.start), from_lsp(r.end))), c.text.as_str()));
-    match shared.store.change(&doc.uri, doc.version, changes, enc) {
+    match shared.store.change(&doc.uri, doc.version, changes, enc, shared.arrivals.running()) {
         Ok(()) => {}
         Err(SyncError::NotOpen) => tracing::warn!(uri = %doc.uri, "didChange for a document that is not open; ignored"),
         Err(SyncError::Stale { current, got }) => tracing::warn!(

@@ -50,7 +50,7 @@ async fn call_tool(shared: &Arc<Shared>, params: ExecuteCommandParams) -> RpcRes
     let cancel = Cancel::default();
     let _stop_on_drop = CancelOnDrop(cancel.clone());
     let tool = args.tool.clone();
-    let result = shared.call_tool(profile, args.tool, args.arguments, cancel).await;
+    let result = shared.call_tool(profile, args.tool, args.arguments, cancel, true).await;
     let message = match &result {
         Ok(r) if r.is_error => "failed",
         _ => "done",

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use super::{CallError, CallResult, Profile, ToolInfo};
 use crate::edit::{Base, EditPlan, FileOp};
 use crate::error::{Error, ErrorKind, Result};
-use crate::sink::{self, Destination, Sink};
+use crate::sink::{self, Sink};
 use crate::text::lines;
 use crate::tools::edit_file::EditFileArgs;
 use crate::tools::grep::OutputMode;
@@ -262,7 +262,7 @@ pub fn code(kind: ErrorKind) -> &'static str {
         ErrorKind::PatchFailed => "patch_failed",
         ErrorKind::Timeout => "timeout",
         ErrorKind::OutputLimit => "output_limit",
-        ErrorKind::Cancelled => "aborted",
+        ErrorKind::Cancelled | ErrorKind::Rejected => "aborted",
         ErrorKind::Conflict | ErrorKind::IoError => "io_error",
     }
 }
@@ -478,11 +478,7 @@ fn apply(ctx: &Context<'_>, sink: &dyn Sink, out: Output) -> Result<Reply> {
 
 /// Says where each change went when it did not simply go to disk (an open editor buffer).
 fn push_destinations(text: &mut String, applied: &sink::Applied) {
-    for (path, dest) in &applied.files {
-        if *dest != Destination::Disk {
-            text.push_str(&format!("\n{path}: {dest}"));
-        }
-    }
+    text.push_str(&applied.report(false));
 }
 
 /// Cuts a text result at the output budget, on a character boundary, with a marker.
