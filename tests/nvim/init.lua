@@ -71,3 +71,13 @@ function _G.tether_call(id, tool, arguments)
     _G.tether_results[id] = { err = err and err.message or nil, result = result }
   end)
 end
+
+--- Starts `tether.callTool` and, in the same event-loop tick, changes the current buffer as
+--- typing would: each of `typed` is `{row, col, text}` (0-based row, byte column). tether reads
+--- the buffer before these changes, and Neovim reports them only after its 150 ms debounce.
+function _G.tether_race(id, tool, arguments, typed)
+  _G.tether_call(id, tool, arguments)
+  for _, t in ipairs(typed) do
+    vim.api.nvim_buf_set_text(0, t[1], t[2], t[1], t[2], vim.split(t[3], "\n", { plain = true }))
+  end
+end

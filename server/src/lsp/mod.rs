@@ -79,7 +79,7 @@ impl Default for Limits {
             queue_timeout: Duration::from_secs(120),
             max_attempts: 3,
             apply_timeout: Duration::from_secs(10),
-            verify_timeout: Duration::from_secs(2),
+            verify_timeout: Duration::from_secs(3),
             save_timeout: Duration::from_secs(10),
             progress_delay: Duration::from_millis(500),
         }

@@ -20,8 +20,14 @@ use tower_lsp::lsp_types::{
 pub enum Strictness {
     /// Refuse the whole edit (`applied: false`), as the LSP specification asks.
     Strict,
-    /// Skip stale documents and still answer `applied: true`, as Neovim's default handler does.
+    /// Skip stale documents and still answer `applied: true`.
     Lenient,
+    /// Neovim's default handler: only the first document's version is checked, and only when it
+    /// is above 0; a stale first document is skipped with `applied: true`; every other edit is
+    /// applied at its positions as sent, whatever the buffer holds.
+    Neovim,
+    /// Apply every edit at its positions as sent, checking nothing.
+    Blind,
 }
 
 #[derive(Debug, Clone)]
@@ -76,6 +82,19 @@ impl Editor {
     /// The buffer's text and version.
     pub fn buffer(&self, uri: &Url) -> Option<(i32, String)> {
         self.buffers.lock().expect("lock").get(uri).map(|b| (b.version, b.text.clone()))
+    }
+
+    /// Merges `didChange` notifications for one document into one, as an editor that debounces
+    /// sends them: every content change in order, under the last version.
+    pub fn merge(notes: &[Value]) -> Value {
+        let mut merged = notes[0].clone();
+        let mut changes = Vec::new();
+        for n in notes {
+            changes.extend(n["params"]["contentChanges"].as_array().cloned().unwrap_or_default());
+            merged["params"]["textDocument"]["version"] = n["params"]["textDocument"]["version"].clone();
+        }
+        merged["params"]["contentChanges"] = Value::Array(changes);
+        merged
     }
 
     /// The user types: replaces bytes `start..end` with `text` and returns the `didChange`.
@@ -134,11 +153,17 @@ impl Editor {
                 }
             }
         }
-        for op in ops {
+        for (index, op) in ops.into_iter().enumerate() {
             match op {
                 DocumentChangeOperation::Edit(e) => {
                     let Some(b) = buffers.get_mut(&e.text_document.uri) else { continue };
-                    if e.text_document.version.is_some_and(|v| v != b.version) {
+                    let stale = e.text_document.version.is_some_and(|v| v != b.version);
+                    let skip = match strictness {
+                        Strictness::Strict | Strictness::Lenient => stale,
+                        Strictness::Neovim => stale && index == 0 && e.text_document.version.is_some_and(|v| v > 0),
+                        Strictness::Blind => false,
+                    };
+                    if skip {
                         continue; // Lenient: a stale edit is skipped, silently.
                     }
                     let mut edits: Vec<TextEdit> = e
