@@ -63,7 +63,8 @@ pub struct Limits {
     pub max_attempts: u32,
     /// How long the editor has to answer `workspace/applyEdit`.
     pub apply_timeout: Duration,
-    /// How long the editor has, after answering, to report the edited text in `didChange`.
+    /// How long the editor has, after answering, to report the edited text in `didChange`
+    /// before the call answers from the editor's word (the edit is followed on after that).
     pub verify_timeout: Duration,
     /// How long the editor has to answer `tether/saveDocuments`.
     pub save_timeout: Duration,
