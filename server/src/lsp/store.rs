@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use tower_lsp::lsp_types::Url;
 
 use super::track::{Repair, Sent, Track, Verdict};
-use crate::text::{position_to_offset, Document, Position, PositionEncoding};
+use crate::text::{Document, Position, PositionEncoding};
 use crate::vfs::{OpenDocument, Overlay};
 
 /// One open document.
@@ -173,24 +173,11 @@ impl Store {
         }
         let mut following: Vec<&mut Followed> = tracks.values_mut().filter(|f| &f.path == path).collect();
         for (range, text) in changes {
-            if following.is_empty() {
-                entry.doc.apply_change(range, text, enc);
-                continue;
-            }
-            // A followed document needs the change's byte range: an editor may send an applied
-            // edit and the user's next keystrokes in one notification, so every intermediate
-            // text counts.
-            let rope = entry.doc.rope();
-            let bytes = match range {
-                Some((s, e)) => {
-                    let start = position_to_offset(rope, s, enc).get();
-                    start..position_to_offset(rope, e, enc).get().max(start)
-                }
-                None => 0..rope.len_bytes(),
-            };
-            entry.doc.replace(crate::text::Offset::new(bytes.start)..crate::text::Offset::new(bytes.end), text);
+            let replaced = entry.doc.apply_change(range, text, enc);
+            // An editor may send an applied edit and the user's next keystrokes in one
+            // notification, so every intermediate text counts.
             for f in &mut following {
-                f.track.observe(bytes.clone(), text, entry.doc.rope(), version, arrival);
+                f.track.observe(replaced.start.get()..replaced.end.get(), text, entry.doc.rope(), version, arrival);
             }
         }
         for f in &mut following {

@@ -248,14 +248,25 @@ impl Document {
     }
 
     /// Applies an LSP content change: `range` in the given encoding, or the whole text when `None`.
-    pub fn apply_change(&mut self, range: Option<(Position, Position)>, text: &str, enc: PositionEncoding) {
+    /// Returns the byte range of the previous text that was replaced.
+    pub fn apply_change(
+        &mut self,
+        range: Option<(Position, Position)>,
+        text: &str,
+        enc: PositionEncoding,
+    ) -> Range<Offset> {
         match range {
             Some((start, end)) => {
                 let start = position_to_offset(&self.rope, start, enc);
                 let end = position_to_offset(&self.rope, end, enc).max(start);
                 self.replace(start..end, text);
+                start..end
             }
-            None => self.rope = Rope::from_str(text),
+            None => {
+                let replaced = Offset::new(0)..Offset::new(self.rope.len_bytes());
+                self.rope = Rope::from_str(text);
+                replaced
+            }
         }
     }
 }
