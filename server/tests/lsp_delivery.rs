@@ -128,6 +128,50 @@ async fn an_editor_holding_its_notifications_during_its_request_is_answered_from
     s.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_holding_unreported_typing_is_told_at_once_to_run_the_command_again() {
+    // As eglot: the user typed and ran the command before the idle timer reported the typing;
+    // the editor refuses the edit on its version, and reports the typing only after the command.
+    let held: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let queue = held.clone();
+    let first = std::sync::atomic::AtomicBool::new(true);
+    let script: Script = Arc::new(move |editor: &Editor, client, method, params| {
+        if method != "workspace/applyEdit" {
+            return editor_script(Strictness::Strict, ChangeOrder::AfterAnswer)(editor, client, method, params);
+        }
+        let uri = uri_of_edit(&params);
+        if first.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            queue.lock().expect("lock").push(editor.type_text(&uri, 0, 0, "typed "));
+        }
+        let (version, _) = editor.buffer(&uri).expect("open");
+        let message = format!("Edits on `a.txt' require version 1, you have {version}");
+        Reply { result: Err(json!({"code": -32603, "message": message})), then: Vec::new() }
+    });
+    let window = Duration::from_secs(1);
+    let s = start(neovim_capabilities(), script, window).await;
+    s.open_from_disk("a.txt");
+    let flush = |s: &Session| held.lock().expect("lock").drain(..).for_each(|n| s.client.send(n));
+
+    let r = edit(&s, "old line", "new line").await;
+    assert_eq!(error_kind(&r).as_deref(), Some("conflict"), "{r}");
+    assert!(text(&r).contains("require version 1, you have 2"), "quotes the editor: {r}");
+    assert!(text(&r).contains("nothing was changed: run the command again"), "{r}");
+    assert_eq!(labels(&s).len(), 1, "not sent again: the editor would refuse the same text again");
+    flush(&s);
+    s.sync().await;
+    assert_eq!(buffer(&s), "typed typing:\nold line\ntail\n");
+
+    // Learned: the next refusal of this kind is told at once.
+    s.client.send(s.editor.type_text(&s.uri("a.txt"), 0, 0, "x"));
+    s.sync().await;
+    let started = Instant::now();
+    let r = edit(&s, "old line", "new line").await;
+    assert_eq!(error_kind(&r).as_deref(), Some("conflict"), "{r}");
+    assert!(started.elapsed() < window / 2, "waited {:?}", started.elapsed());
+    assert_eq!(labels(&s).len(), 2);
+    s.shutdown().await;
+}
+
 /// A Neovim-like editor whose user types `typed` (byte range and text) just before the edit
 /// arrives; both changes are reported together after the answer, as Neovim's debounce does.
 fn typing_first(strictness: Strictness, typed: (usize, usize, &'static str)) -> Script {

@@ -4,6 +4,7 @@ its msgpack-rpc socket with pynvim."""
 import os
 import pathlib
 import subprocess
+import sys
 import time
 
 import pynvim
@@ -11,6 +12,7 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent))  # tests/assistant.py, shared by the editor suites
 PATIENCE = 30.0
 
 

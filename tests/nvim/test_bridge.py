@@ -3,70 +3,19 @@ drives a `tether mcp` that attaches to it. The assistant reads the unsaved buffe
 in Neovim's buffer (checked through Neovim's API) and not on disk while the buffer is dirty, and
 when Neovim dies the next call runs standalone on disk."""
 
-import asyncio
-import concurrent.futures
-import os
-import pathlib
-import threading
-
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
+from assistant import Assistant, text_of_sdk
 from conftest import PATIENCE, tether_bin, text_of, wait_until
 
 MAIN = "def main():\n    return 1\n"
-
-
-class Assistant:
-    """An MCP SDK client session with `tether mcp`, run on its own thread and event loop, since
-    pynvim runs an event loop of its own on the test's thread."""
-
-    def __init__(self, root: pathlib.Path, runtime: pathlib.Path):
-        env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TETHER_LOG="warn")
-        self.params = StdioServerParameters(command=tether_bin(), args=["mcp", "--root", str(root)], env=env)
-        self.ready = concurrent.futures.Future()
-        self.loop = None
-        self.queue = None
-        self.thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
-        self.thread.start()
-        self.ready.result(PATIENCE)
-
-    async def _main(self):
-        try:
-            self.loop = asyncio.get_running_loop()
-            self.queue = asyncio.Queue()
-            with open(os.devnull, "w") as devnull:
-                async with stdio_client(self.params, errlog=devnull) as (read, write):
-                    async with ClientSession(read, write) as session:
-                        await session.initialize()
-                        self.ready.set_result(True)
-                        while (item := await self.queue.get()) is not None:
-                            tool, arguments, answer = item
-                            try:
-                                answer.set_result(await session.call_tool(tool, arguments))
-                            except Exception as e:  # handed to the test's thread
-                                answer.set_exception(e)
-        except Exception as e:
-            if not self.ready.done():
-                self.ready.set_exception(e)
-            raise
-
-    def call(self, tool: str, **arguments):
-        answer = concurrent.futures.Future()
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, (tool, arguments, answer))
-        return answer.result(PATIENCE)
-
-    def close(self):
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, None)
-        self.thread.join(PATIENCE)
 
 
 @pytest.fixture
 def assistant(editor):
     # The lsp publishes its discovery file once it has the editor's folder.
     wait_until("tether lsp's discovery file", lambda: list((editor.runtime / "tether").glob("*.json")))
-    a = Assistant(editor.root, editor.runtime)
+    a = Assistant(tether_bin(), editor.root, editor.runtime)
     yield a
     a.close()
 
@@ -78,10 +27,6 @@ def disk(editor, rel: str) -> str:
 def ok(result) -> str:
     assert not result.is_error, text_of_sdk(result)
     return text_of_sdk(result)
-
-
-def text_of_sdk(result) -> str:
-    return "".join(c.text for c in result.content if c.type == "text")
 
 
 def test_read_file_and_grep_see_the_unsaved_buffer(editor, assistant):

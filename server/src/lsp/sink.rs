@@ -300,9 +300,28 @@ impl EditorSink {
         if reason.is_empty() || about_versions || moved_now {
             // The editor usually refuses because a buffer moved on, and it may report that
             // change only later (Neovim waits 150 ms): let it arrive, so that the retry reads the
-            // buffer as the editor has it rather than failing on the same stale text.
-            let deadline = tokio::time::Instant::now() + self.shared.options.limits.verify_timeout;
+            // buffer as the editor has it rather than failing on the same stale text. An editor
+            // known to hold its reports while its own request waits will send nothing.
+            let holds = self.from_editor && self.shared.holds_changes.load(Ordering::Relaxed);
+            let window = if holds { std::time::Duration::ZERO } else { self.shared.options.limits.verify_timeout };
+            let deadline = tokio::time::Instant::now() + window;
             let moved = moved_now || (!sent.is_empty() && store.wait_any_newer(&sent, deadline).await);
+            if !moved && about_versions && self.from_editor {
+                // The editor has changes it has not reported, and it reports them only once the
+                // command that started this call returns (eglot): running the tool again now
+                // would read the same old text, and ask the editor again for nothing.
+                self.shared.holds_changes.store(true, Ordering::Relaxed);
+                return Error::new(
+                    ErrorKind::Conflict,
+                    format!(
+                        "{}: the editor refused the edit: {reason}. It has changes to this document that it \
+                         had not reported when the command started, and reports them only after the command \
+                         returns; nothing was changed: run the command again",
+                        path.given()
+                    ),
+                )
+                .with_path(path.given());
+            }
             if moved || about_versions {
                 let why = if reason.is_empty() {
                     "the editor refused the edit".to_owned()
