@@ -14,9 +14,7 @@ use serde_json::{json, Value};
 use tether::mcp::remote::{AttachedHost, Connection, Connector};
 use tether::mcp::{BoxFuture, DiskHost, Host, McpServer, ToolCall};
 use tether::profiles::{self, CallError, CallResult};
-use tether::sink::Sink;
 use tether::tools::Config;
-use tether::vfs::Vfs;
 use tether::workspace::Workspace;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -63,14 +61,6 @@ struct Hanging {
 }
 
 impl Host for Hanging {
-    fn snapshot(&self) -> Vfs {
-        self.disk.snapshot()
-    }
-
-    fn sink(&self) -> Arc<dyn Sink> {
-        self.disk.sink()
-    }
-
     fn set_roots(&self, roots: Vec<std::path::PathBuf>) -> tether::Result<()> {
         self.disk.set_roots(roots)
     }

@@ -7,12 +7,13 @@ mod lsp_support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use lsp_support::editor::Editor;
 use lsp_support::{
     editor_script, error_kind, neovim_capabilities, test_options, text, ChangeOrder, FsSink, Hooks, Reply, Script,
     Session, Setup, Strictness,
 };
 use serde_json::{json, Value};
-use tower_lsp::lsp_types::ApplyWorkspaceEditParams;
+use tower_lsp::lsp_types::{ApplyWorkspaceEditParams, DocumentChanges};
 
 const FILES: &str = "
 //- a.txt
@@ -169,9 +170,26 @@ fn refusing(reason: &'static str) -> Script {
     })
 }
 
+/// An editor whose user types into every document an edit names just before it arrives: the
+/// typing is reported first, then the edit is refused for its version (as VS Code does).
+fn typing_then_refusing() -> Script {
+    Arc::new(move |editor: &Editor, client, method, params| match method {
+        "workspace/applyEdit" => {
+            let p: ApplyWorkspaceEditParams = serde_json::from_value(params).expect("params");
+            if let Some(DocumentChanges::Edits(edits)) = p.edit.document_changes {
+                for e in edits {
+                    client.send(editor.type_text(&e.text_document.uri, 0, 0, "x"));
+                }
+            }
+            Reply::ok(json!({"applied": false, "failureReason": "document version changed"}))
+        }
+        _ => Reply::ok(Value::Null),
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edits_refused_for_their_version_are_retried_then_conflict() {
-    let e = start(neovim_capabilities(), refusing("document version changed")).await;
+    let e = start(neovim_capabilities(), typing_then_refusing()).await;
     let s = &e.s;
     s.open_from_disk("a.txt");
     let r = plan(s, replace_two()).await;
@@ -179,7 +197,22 @@ async fn edits_refused_for_their_version_are_retried_then_conflict() {
     assert!(text(&r).contains("refused") && text(&r).contains("after 3 attempts"), "{r}");
     assert_eq!(s.client.server_requests("workspace/applyEdit").len(), 3);
     assert_eq!(e.hooks.plan_runs.load(Ordering::SeqCst), 3);
-    assert_eq!(s.server_copy("a.txt").await.map(|d| d.1), Some(s.disk("a.txt")));
+    s.sync().await;
+    assert_eq!(s.server_copy("a.txt").await.map(|d| d.1), s.editor.buffer(&s.uri("a.txt")).map(|b| b.1));
+    e.s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_refusal_with_no_newer_text_coming_is_not_retried() {
+    // Running the tool again would read the same text and be refused the same way.
+    let e = start(neovim_capabilities(), refusing("document version changed")).await;
+    let s = &e.s;
+    s.open_from_disk("a.txt");
+    let r = plan(s, replace_two()).await;
+    assert_eq!(error_kind(&r).as_deref(), Some("conflict"), "{r}");
+    assert!(text(&r).contains("nothing was changed: run the command again"), "{r}");
+    assert_eq!(s.client.server_requests("workspace/applyEdit").len(), 1);
+    assert_eq!(e.hooks.plan_runs.load(Ordering::SeqCst), 1);
     e.s.shutdown().await;
 }
 
@@ -466,7 +499,7 @@ async fn mixed_plans_are_all_or_nothing() {
     e.s.shutdown().await;
 
     // The editor part fails: the disk part is rolled back, every attempt.
-    let e = start(neovim_capabilities(), refusing("document version changed")).await;
+    let e = start(neovim_capabilities(), typing_then_refusing()).await;
     let s = &e.s;
     s.open_from_disk("a.txt");
     let r = plan(s, ops.clone()).await;

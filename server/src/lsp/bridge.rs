@@ -8,33 +8,19 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::calls::Caller;
 use super::server::Shared;
-use super::sink::EditorSink;
 use crate::bridge::{self, Endpoint, MakeServer};
 use crate::error::{Error, ErrorKind};
 use crate::mcp::{BoxFuture, Host, McpServer, ToolCall};
 use crate::profiles::{CallError, CallResult};
-use crate::sink::Sink;
-use crate::vfs::Vfs;
-use crate::workspace::Workspace;
 
 /// Runs bridge calls inside the lsp, on the live buffers.
 struct LspHost {
     shared: Arc<Shared>,
-    /// The workspace when the connection was made: the read view of last resort when the editor
-    /// has closed every folder since (a call then fails in `call_tool` before reading anything).
-    fallback: Arc<Workspace>,
 }
 
 impl Host for LspHost {
-    fn snapshot(&self) -> Vfs {
-        self.shared.snapshot().unwrap_or_else(|| Vfs::disk(self.fallback.clone()))
-    }
-
-    fn sink(&self) -> Arc<dyn Sink> {
-        Arc::new(EditorSink::new(self.shared.clone(), tokio::runtime::Handle::current(), "bridge", true, false))
-    }
-
     fn set_roots(&self, _roots: Vec<PathBuf>) -> crate::Result<()> {
         // The editor's workspace folders are the roots; an attached client does not move them.
         Ok(())
@@ -53,16 +39,7 @@ impl Host for LspHost {
                 );
                 return Ok(profile.error_result(&e));
             };
-            let (mut result, applied) = self.shared.call_tool_applied(profile, name, args, cancel, false).await;
-            // The standard result names only the buffers a change reached; a client attached from
-            // outside the editor is also told which files went straight to disk. Results with
-            // structured content are a contract's exact shape and stay as they are.
-            if let (Ok(r), Some(applied)) = (&mut result, applied) {
-                if !r.is_error && r.structured.is_none() {
-                    r.text.push_str(&applied.report(true));
-                }
-            }
-            result
+            self.shared.call_tool(profile, name, args, cancel, Caller::Bridge).await
         })
     }
 }
@@ -98,8 +75,9 @@ fn start(shared: &Arc<Shared>, roots: Vec<PathBuf>) -> Option<Endpoint> {
         let shared = shared.clone();
         Arc::new(move |profile: &str| {
             let profile = shared.profile(Some(profile)).ok()?;
-            let fallback = shared.workspace()?;
-            let host = Arc::new(LspHost { shared: shared.clone(), fallback });
+            // No workspace folder, no server: a call would have nothing to work on.
+            shared.workspace()?;
+            let host = Arc::new(LspHost { shared: shared.clone() });
             Some(McpServer::new(profile, shared.options.config.clone(), host))
         })
     };

@@ -40,31 +40,40 @@ impl Calls {
     }
 }
 
+/// Who started a tool call inside `tether lsp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Caller {
+    /// The editor's own request (`tether.callTool`): some editors report the edit's change only
+    /// once that request is answered.
+    Editor,
+    /// An assistant attached over the bridge socket, which is also told which files went
+    /// straight to disk.
+    Bridge,
+}
+
+/// What became of one attempt's changes, as the editor sink found out.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Delivered {
+    /// Where each change of the applied plan went, when one was applied.
+    pub applied: Option<Applied>,
+    /// Whether the plan met a buffer that changed meanwhile, so that running the tool again on a
+    /// fresh snapshot may succeed.
+    pub retry: bool,
+}
+
 impl Shared {
     /// Runs tool `name` of `profile`, retrying on a fresh snapshot while its edit conflicts with
-    /// a buffer that changed meanwhile. Failures outside the tool (no workspace, no turn in time,
-    /// a panic) are error results in the profile's words; only an unknown tool is a `CallError`.
+    /// a buffer that changed meanwhile, and says where the changes went. Failures outside the
+    /// tool (no workspace, no turn in time, a panic) are error results in the profile's words;
+    /// only an unknown tool is a `CallError`.
     pub async fn call_tool(
         self: &Arc<Self>,
         profile: Arc<dyn Profile>,
         name: String,
         args: Value,
         cancel: Cancel,
-        from_editor: bool,
+        caller: Caller,
     ) -> Result<CallResult, CallError> {
-        self.call_tool_applied(profile, name, args, cancel, from_editor).await.0
-    }
-
-    /// [`Shared::call_tool`], also saying where the changes of the attempt that counted went.
-    /// `from_editor` when the editor's own request started the call.
-    pub async fn call_tool_applied(
-        self: &Arc<Self>,
-        profile: Arc<dyn Profile>,
-        name: String,
-        args: Value,
-        cancel: Cancel,
-        from_editor: bool,
-    ) -> (Result<CallResult, CallError>, Option<Applied>) {
         let limits = &self.options.limits;
         let _turn = match tokio::time::timeout(limits.queue_timeout, self.calls.running.acquire()).await {
             Ok(Ok(permit)) => permit,
@@ -77,25 +86,27 @@ impl Shared {
                         limits.max_running
                     ),
                 );
-                return (Ok(profile.error_result(&e)), None);
+                return Ok(profile.error_result(&e));
             }
         };
         let max = limits.max_attempts.max(1);
         let mut attempt = 1;
         loop {
-            let (result, retry, applied) = self
-                .attempt(profile.clone(), name.clone(), args.clone(), cancel.clone(), attempt == max, from_editor)
-                .await;
-            if !retry || attempt >= max || cancel.is_cancelled() {
-                return (result, applied);
+            let (mut result, delivered) =
+                self.attempt(profile.clone(), name.clone(), args.clone(), cancel.clone(), attempt == max, caller).await;
+            if !delivered.retry || attempt >= max || cancel.is_cancelled() {
+                if let (Ok(r), Some(applied)) = (&mut result, &delivered.applied) {
+                    say_where(r, applied, profile.as_ref(), caller);
+                }
+                return result;
             }
             tracing::info!(tool = %name, attempt, "a buffer changed while the edit was applied; running the tool again");
             attempt += 1;
         }
     }
 
-    /// One run of the tool on the blocking pool, against its own snapshot; also says whether the
-    /// sink asked for a retry.
+    /// One run of the tool on the blocking pool, against its own snapshot, with what became of
+    /// its changes.
     async fn attempt(
         self: &Arc<Self>,
         profile: Arc<dyn Profile>,
@@ -103,8 +114,8 @@ impl Shared {
         args: Value,
         cancel: Cancel,
         last: bool,
-        from_editor: bool,
-    ) -> (Result<CallResult, CallError>, bool, Option<Applied>) {
+        caller: Caller,
+    ) -> (Result<CallResult, CallError>, Delivered) {
         let shared = self.clone();
         let handle = tokio::runtime::Handle::current();
         let fallback = profile.clone();
@@ -113,12 +124,12 @@ impl Shared {
                 let e = Error::invalid(
                     "the editor has no workspace folder open; tether's tools work inside workspace folders",
                 );
-                return (Ok(profile.error_result(&e)), false, None);
+                return (Ok(profile.error_result(&e)), Delivered::default());
             };
-            let sink = EditorSink::new(shared.clone(), handle, &name, last, from_editor);
+            let sink = EditorSink::new(shared.clone(), handle, &name, last, caller == Caller::Editor);
             let ctx = Context { vfs: &vfs, config: &shared.options.config, cancel: &cancel };
             let result = profile.call(&ctx, &sink, &name, args);
-            (result, sink.wants_retry(), sink.applied())
+            (result, sink.delivered())
         });
         match task.await {
             Ok(out) => out,
@@ -126,8 +137,24 @@ impl Shared {
                 let what = if e.is_panic() { "the tool panicked" } else { "the tool was cancelled" };
                 tracing::error!(error = %e, "tool call failed");
                 let e = Error::new(ErrorKind::IoError, format!("internal error: {what}"));
-                (Ok(fallback.error_result(&e)), false, None)
+                (Ok(fallback.error_result(&e)), Delivered::default())
             }
         }
+    }
+}
+
+/// The one place a result is told where its changes went: the buffers a change reached (saved,
+/// unsaved, moved to its place, not yet confirmed), for profiles whose results have room for it,
+/// and for a caller over the bridge, the files written straight to disk too. Failed results and
+/// results with structured content (a contract's exact shape) stay as they are.
+fn say_where(result: &mut CallResult, applied: &Applied, profile: &dyn Profile, caller: Caller) {
+    if result.is_error || result.structured.is_some() {
+        return;
+    }
+    if profile.reports_destinations() {
+        result.text.push_str(&applied.report(false));
+    }
+    if caller == Caller::Bridge {
+        result.text.push_str(&applied.report(true));
     }
 }

@@ -23,12 +23,13 @@
 //!   `tether/saveDocuments` when the client supports it, else by writing the same text to disk
 //!   through the disk sink. A dirty buffer stays dirty, and the result says so.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use tokio::runtime::Handle;
 use tower_lsp::lsp_types::Url;
 
+use super::calls::Delivered;
 use super::capabilities::ClientCaps;
 use super::convert::uri_of;
 use super::delivery::{doc_edit, Delivery, EditorOp, Landing, Refusal};
@@ -51,9 +52,8 @@ pub(crate) struct EditorSink {
     /// Whether the call came from the editor's own request (`workspace/executeCommand`), which
     /// some editors must see answered before they report the edit's change.
     from_editor: bool,
-    retry: AtomicBool,
-    /// What the last successful `apply` did (the bridge reports disk destinations too).
-    applied: std::sync::Mutex<Option<Applied>>,
+    /// What became of the changes, read by the call path once the tool returns.
+    delivered: std::sync::Mutex<Delivered>,
 }
 
 impl EditorSink {
@@ -67,25 +67,23 @@ impl EditorSink {
             label: format!("tether: {tool}"),
             last_attempt,
             from_editor,
-            retry: AtomicBool::new(false),
-            applied: std::sync::Mutex::new(None),
+            delivered: std::sync::Mutex::default(),
         }
     }
 
-    /// Where each change of the last applied plan went, if one was applied.
-    pub fn applied(&self) -> Option<Applied> {
-        self.applied.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    /// What became of the changes: where each went, or that a buffer changed meanwhile so
+    /// that running the tool again on a fresh snapshot may succeed.
+    pub fn delivered(&self) -> Delivered {
+        self.delivery_state().clone()
     }
 
-    /// Whether the plan met a buffer that changed meanwhile, so that running the tool again on
-    /// a fresh snapshot may succeed.
-    pub fn wants_retry(&self) -> bool {
-        self.retry.load(Ordering::Relaxed)
+    fn delivery_state(&self) -> std::sync::MutexGuard<'_, Delivered> {
+        self.delivered.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A `conflict` that a retry on a fresh snapshot can resolve.
     fn stale(&self, path: &SandboxPath, why: &str) -> Error {
-        self.retry.store(true, Ordering::Relaxed);
+        self.delivery_state().retry = true;
         let mut message = format!("{}: {why}", path.given());
         if self.last_attempt {
             let n = self.shared.options.limits.max_attempts;
@@ -343,7 +341,7 @@ impl EditorSink {
 impl Sink for EditorSink {
     fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
         let applied = self.apply_plan(vfs, plan)?;
-        *self.applied.lock().unwrap_or_else(|e| e.into_inner()) = Some(applied.clone());
+        self.delivery_state().applied = Some(applied.clone());
         Ok(applied)
     }
 }

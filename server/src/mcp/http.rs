@@ -31,11 +31,10 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use subtle::ConstantTimeEq as _;
 
-use super::{DiskHost, Host, McpServer};
+use super::{BoxFuture, DiskHost, Host, McpServer, ToolCall};
 use crate::profiles;
-use crate::sink::Sink;
+use crate::profiles::{CallError, CallResult};
 use crate::tools::Config;
-use crate::vfs::Vfs;
 use crate::workspace::Workspace;
 
 /// The path the MCP endpoint is served at.
@@ -118,16 +117,12 @@ pub fn bearer_matches(header: Option<&HeaderValue>, token: &str) -> bool {
 struct FixedRoots(DiskHost);
 
 impl Host for FixedRoots {
-    fn snapshot(&self) -> Vfs {
-        self.0.snapshot()
-    }
-
-    fn sink(&self) -> Arc<dyn Sink> {
-        self.0.sink()
-    }
-
     fn set_roots(&self, _roots: Vec<PathBuf>) -> crate::Result<()> {
         Err(crate::Error::invalid("over HTTP the workspace roots are the server's; the client's roots are not used"))
+    }
+
+    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<CallResult, CallError>> {
+        self.0.call(call)
     }
 }
 

@@ -59,21 +59,15 @@ pub struct ToolCall {
     pub quick: bool,
 }
 
-/// What the MCP server runs tools against: a read view for each call, and a sink for changes.
+/// What the MCP server runs its tool calls through.
 pub trait Host: Send + Sync + 'static {
-    /// A fresh snapshot for one tool call.
-    fn snapshot(&self) -> Vfs;
-    /// Where changes go.
-    fn sink(&self) -> Arc<dyn Sink>;
     /// Replaces the workspace roots with the client's (MCP roots). Hosts whose roots belong to
     /// someone else (the editor, inside `tether lsp`) ignore this.
     fn set_roots(&self, roots: Vec<PathBuf>) -> crate::Result<()>;
-    /// Runs one call. By default the tool runs against [`Host::snapshot`] and [`Host::sink`],
-    /// as [`run_local`] does; the lsp's host runs it through the lsp's own call path (admission,
-    /// retries, saving), and an attached `tether mcp` forwards it to that lsp.
-    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<CallResult, CallError>> {
-        Box::pin(run_local(self.snapshot(), self.sink(), call))
-    }
+    /// Runs one call: on disk ([`DiskHost`], through [`run_local`]), through the lsp's own call
+    /// path (admission, retries, delivery to the editor) inside `tether lsp`, or forwarded to
+    /// that lsp from an attached `tether mcp`.
+    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<CallResult, CallError>>;
 }
 
 /// Runs `call` against `vfs` and `sink`; a panic becomes an error result.
@@ -129,18 +123,14 @@ impl DiskHost {
 }
 
 impl Host for DiskHost {
-    fn snapshot(&self) -> Vfs {
-        Vfs::disk(self.workspace())
-    }
-
-    fn sink(&self) -> Arc<dyn Sink> {
-        Arc::new(DiskSink)
-    }
-
     fn set_roots(&self, roots: Vec<PathBuf>) -> crate::Result<()> {
         let ws = Workspace::new(roots)?;
         *self.workspace.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(ws);
         Ok(())
+    }
+
+    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<CallResult, CallError>> {
+        Box::pin(run_local(Vfs::disk(self.workspace()), Arc::new(DiskSink), call))
     }
 }
 

@@ -19,8 +19,6 @@ use tokio::sync::Mutex;
 
 use super::{BoxFuture, DiskHost, Host, ToolCall};
 use crate::profiles::{CallError, CallResult, Item};
-use crate::sink::Sink;
-use crate::vfs::Vfs;
 
 /// An authenticated byte stream to an lsp's bridge endpoint, ready for MCP.
 pub struct Connection {
@@ -132,14 +130,6 @@ impl AttachedHost {
 }
 
 impl Host for AttachedHost {
-    fn snapshot(&self) -> Vfs {
-        self.local.snapshot()
-    }
-
-    fn sink(&self) -> Arc<dyn Sink> {
-        self.local.sink()
-    }
-
     fn set_roots(&self, roots: Vec<PathBuf>) -> crate::Result<()> {
         self.local.set_roots(roots)
     }
@@ -178,7 +168,7 @@ impl Host for AttachedHost {
                     }
                 }
             }
-            super::run_local(self.local.snapshot(), self.local.sink(), call).await
+            self.local.call(call).await
         })
     }
 }

@@ -204,6 +204,13 @@ pub trait Profile: Send + Sync {
         standard::error_result(e)
     }
 
+    /// Whether a successful result may end with where each change went when it did not simply
+    /// go to disk (an open editor buffer, saved or not). Contracts that fix their result text
+    /// say no.
+    fn reports_destinations(&self) -> bool {
+        false
+    }
+
     /// Whether the client's MCP roots replace the server's. A profile whose contract confines
     /// it to the root the operator configured says no.
     fn follows_client_roots(&self) -> bool {

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::{CallError, CallResult, Profile, ToolInfo};
 use crate::error::Error;
-use crate::sink::{self, Applied, Sink};
+use crate::sink::{self, Sink};
 use crate::tools::{self, Config, Context, Output};
 
 /// The `standard` profile.
@@ -33,6 +33,10 @@ impl Profile for Standard {
             .collect()
     }
 
+    fn reports_destinations(&self) -> bool {
+        true
+    }
+
     fn call(&self, ctx: &Context<'_>, sink: &dyn Sink, name: &str, args: Value) -> Result<CallResult, CallError> {
         let tool = tools::find(name)
             .filter(|t| t.effects.read_only || !ctx.config.read_only)
@@ -43,12 +47,7 @@ impl Profile for Standard {
                 CallResult { text: Output::json_text(&v), structured: Some(v), items: Vec::new(), is_error: false }
             }
             Ok(Output::Change { plan, summary }) => match sink::apply(sink, ctx.config, ctx.vfs, &plan) {
-                Ok(applied) => CallResult {
-                    text: with_destinations(summary, &applied),
-                    structured: None,
-                    items: Vec::new(),
-                    is_error: false,
-                },
+                Ok(_) => CallResult { text: summary, structured: None, items: Vec::new(), is_error: false },
                 Err(e) => error_result(&e),
             },
             Err(e) => error_result(&e),
@@ -60,11 +59,4 @@ impl Profile for Standard {
 pub fn error_result(e: &Error) -> CallResult {
     let v = json!({"error": e.kind().as_str(), "message": e.message()});
     CallResult { text: v.to_string(), structured: None, items: Vec::new(), is_error: true }
-}
-
-/// Appends where each change went when it did not simply go to disk, so that the model knows a
-/// buffer was changed (and whether it was saved).
-fn with_destinations(mut summary: String, applied: &Applied) -> String {
-    summary.push_str(&applied.report(false));
-    summary
 }

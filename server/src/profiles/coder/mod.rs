@@ -225,6 +225,10 @@ impl Profile for Coder {
         "coder"
     }
 
+    fn reports_destinations(&self) -> bool {
+        true
+    }
+
     fn tools(&self, config: &Config) -> Vec<ToolInfo> {
         super::listed(TOOLS, config)
     }
@@ -426,10 +430,8 @@ fn write_file(ctx: &Context<'_>, sink: &dyn Sink, args: Value) -> Result<Reply> 
             }
         },
     };
-    let applied = sink::apply(sink, ctx.config, ctx.vfs, &plan)?;
-    let mut text = format!("{verb} {} ({})", path.given(), tools::write_file::byte_count(bytes));
-    push_destinations(&mut text, &applied);
-    Ok(Reply::Text(text))
+    sink::apply(sink, ctx.config, ctx.vfs, &plan)?;
+    Ok(Reply::Text(format!("{verb} {} ({})", path.given(), tools::write_file::byte_count(bytes))))
 }
 
 /// Fails with `too_large` when the file at `given` is over the read limit: the editing tools
@@ -467,18 +469,12 @@ fn apply_patch(ctx: &Context<'_>, sink: &dyn Sink, args: Value) -> Result<Reply>
 /// Applies a tool's change and returns its summary.
 fn apply(ctx: &Context<'_>, sink: &dyn Sink, out: Output) -> Result<Reply> {
     match out {
-        Output::Change { plan, mut summary } => {
-            let applied = sink::apply(sink, ctx.config, ctx.vfs, &plan)?;
-            push_destinations(&mut summary, &applied);
+        Output::Change { plan, summary } => {
+            sink::apply(sink, ctx.config, ctx.vfs, &plan)?;
             Ok(Reply::Text(summary))
         }
         other => Ok(Reply::Text(other.text())),
     }
-}
-
-/// Says where each change went when it did not simply go to disk (an open editor buffer).
-fn push_destinations(text: &mut String, applied: &sink::Applied) {
-    text.push_str(&applied.report(false));
 }
 
 /// Cuts a text result at the output budget, on a character boundary, with a marker.
