@@ -304,19 +304,22 @@ impl EditorSink {
             let window = if holds { std::time::Duration::ZERO } else { self.shared.options.limits.verify_timeout };
             let deadline = tokio::time::Instant::now() + window;
             let moved = moved_now || (!sent.is_empty() && store.wait_any_newer(&sent, deadline).await);
-            if !moved && about_versions && self.from_editor {
-                // The editor has changes it has not reported, and it reports them only once the
-                // command that started this call returns (eglot): running the tool again now
-                // would read the same old text, and ask the editor again for nothing.
-                self.shared.holds_changes.store(true, Ordering::Relaxed);
+            if !moved && about_versions {
+                // The editor has text it has not reported, so running the tool again would read
+                // the same old text and be refused the same way. An editor that started this call
+                // holds its reports until the call returns (eglot); any other has not sent them
+                // within the window.
+                let hint = if self.from_editor {
+                    self.shared.holds_changes.store(true, Ordering::Relaxed);
+                    "It has changes to this document that it had not reported when the command started, and \
+                     reports them only after the command returns; nothing was changed: run the command again"
+                } else {
+                    "It has changes to this document that it has not reported yet; nothing was changed: read the \
+                     file again and redo the change"
+                };
                 return Error::new(
                     ErrorKind::Conflict,
-                    format!(
-                        "{}: the editor refused the edit: {reason}. It has changes to this document that it \
-                         had not reported when the command started, and reports them only after the command \
-                         returns; nothing was changed: run the command again",
-                        path.given()
-                    ),
+                    format!("{}: the editor refused the edit: {reason}. {hint}", path.given()),
                 )
                 .with_path(path.given());
             }
