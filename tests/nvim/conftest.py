@@ -49,10 +49,12 @@ def wait_until(what: str, check, timeout: float = PATIENCE):
 class Editor:
     """One Neovim process with tether attached to its buffers."""
 
-    def __init__(self, root: pathlib.Path, home: pathlib.Path, first_file: str):
+    def __init__(self, root: pathlib.Path, home: pathlib.Path, first_file: str, plugin: bool = False):
         self.root = root
         sock = home / "nvim.sock"
-        env = dict(os.environ, TETHER_BIN=tether_bin(), TETHER_ROOT=str(root), TETHER_LOG="warn")
+        env = dict(
+            os.environ, TETHER_BIN=tether_bin(), TETHER_ROOT=str(root), TETHER_LOG="warn", TETHER_PLUGIN=str(int(plugin))
+        )
         for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
             (home / var).mkdir()
             env[var] = str(home / var)
@@ -163,5 +165,15 @@ def editor(workspace, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     e = Editor(workspace, home, "src/main.py")
+    yield e
+    e.close()
+
+
+@pytest.fixture
+def plugin_editor(workspace, tmp_path):
+    """The same Neovim with tether's own plugin (neovim/) instead of the smallest config."""
+    home = tmp_path / "home"
+    home.mkdir()
+    e = Editor(workspace, home, "src/main.py", plugin=True)
     yield e
     e.close()

@@ -1,7 +1,8 @@
 -- The smallest Neovim configuration that runs tether: `tether lsp` for every file buffer,
 -- started with `vim.lsp.start`, announcing and answering `tether/saveDocuments`. The end-to-end
 -- tests load it with `-u`; it keeps Neovim's own `workspace/applyEdit` handler, so tether's
--- verification of edits is what keeps buffers right.
+-- verification of edits is what keeps buffers right. With TETHER_PLUGIN=1 it runs tether's
+-- Neovim plugin instead.
 local bin = assert(vim.env.TETHER_BIN, "TETHER_BIN names the tether binary")
 local root = assert(vim.env.TETHER_ROOT, "TETHER_ROOT names the workspace folder")
 
@@ -42,20 +43,34 @@ local function counted_apply_edit(...)
   return vim.lsp.handlers["workspace/applyEdit"](...)
 end
 
-vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
-  callback = function(args)
-    if vim.bo[args.buf].buftype ~= "" then
-      return
-    end
-    vim.lsp.start({
-      name = "tether",
-      cmd = { bin, "lsp" },
-      root_dir = root,
-      capabilities = capabilities,
-      handlers = { ["tether/saveDocuments"] = save_documents, ["workspace/applyEdit"] = counted_apply_edit },
-    }, { bufnr = args.buf })
-  end,
-})
+if vim.env.TETHER_PLUGIN == "1" then
+  -- The same tests with tether's own Neovim plugin instead: its strict `applyEdit` handler
+  -- (counted here too) and its `tether/saveDocuments`.
+  local plugin = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h") .. "/neovim"
+  vim.opt.runtimepath:prepend(plugin)
+  local apply_edit = require("tether.apply_edit")
+  local strict = apply_edit.handler
+  apply_edit.handler = function(...)
+    _G.tether_apply_edits = _G.tether_apply_edits + 1
+    return strict(...)
+  end
+  require("tether").setup({ binary = bin, highlight = false, notify = false })
+else
+  vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
+    callback = function(args)
+      if vim.bo[args.buf].buftype ~= "" then
+        return
+      end
+      vim.lsp.start({
+        name = "tether",
+        cmd = { bin, "lsp" },
+        root_dir = root,
+        capabilities = capabilities,
+        handlers = { ["tether/saveDocuments"] = save_documents, ["workspace/applyEdit"] = counted_apply_edit },
+      }, { bufnr = args.buf })
+    end,
+  })
+end
 
 -- Test hooks: start a tool call without blocking Neovim's loop, and collect its answer.
 _G.tether_results = {}

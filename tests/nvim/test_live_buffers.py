@@ -182,3 +182,19 @@ def test_typing_in_the_same_tick_as_each_tool_edit(editor, seed):
         f"seed {seed}: {len(latencies)} racing edits, request to answer median "
         f"{1000 * statistics.median(latencies):.0f} ms, p95 {1000 * latencies[int(0.95 * len(latencies))]:.0f} ms"
     )
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_typing_in_the_same_tick_as_each_tool_edit_with_the_plugin(plugin_editor, seed):
+    """The same 200 rounds with tether's Neovim plugin, whose handler checks every version
+    (version 0 too) and refuses a stale edit after sending the typing that made it stale: tether
+    runs the tool again on the new text."""
+    latencies = race_rounds(plugin_editor, seed, 20, fresh_every_round=True)
+    latencies += race_rounds(plugin_editor, 100 + seed, 20, fresh_every_round=False)
+    latencies.sort()
+    sent = plugin_editor.lua("return _G.tether_apply_edits")
+    assert sent > len(latencies), "no edit was refused as stale: the test did not exercise the race"
+    print(
+        f"plugin, seed {seed}: {len(latencies)} racing edits in {sent} workspace edits, request to answer median "
+        f"{1000 * statistics.median(latencies):.0f} ms, p95 {1000 * latencies[int(0.95 * len(latencies))]:.0f} ms"
+    )
