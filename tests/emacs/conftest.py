@@ -9,23 +9,14 @@ import pathlib
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE.parent))  # tests/assistant.py, shared by the editor suites
-PATIENCE = 30.0
+sys.path.insert(0, str(HERE.parent))  # tests/assistant.py, tests/editor_support.py
+from editor_support import PATIENCE, tether_bin, wait_until  # noqa: E402  (after the path)
 ELPA = pathlib.Path("/usr/share/emacs/site-lisp/elpa")
 SESSIONS = itertools.count()
-
-
-def tether_bin() -> str:
-    path = os.environ.get("TETHER_BIN") or str(REPO / "target" / "release" / "tether")
-    if not os.access(path, os.X_OK):
-        pytest.fail(f"tether binary not found at {path}; build it with cargo build --release or set TETHER_BIN")
-    return path
 
 
 def missing() -> list[str]:
@@ -42,18 +33,6 @@ def pytest_collection_modifyitems(items):
         skip = pytest.mark.skip(reason=f"Emacs suite skipped: {', '.join(lacking)} not installed")
         for item in items:
             item.add_marker(skip)
-
-
-def wait_until(what: str, check, timeout: float = PATIENCE):
-    """Polls `check` until it returns something truthy; fails naming `what` after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 class Emacs:

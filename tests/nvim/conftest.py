@@ -5,22 +5,13 @@ import os
 import pathlib
 import subprocess
 import sys
-import time
 
 import pynvim
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE.parent))  # tests/assistant.py, shared by the editor suites
-PATIENCE = 30.0
-
-
-def tether_bin() -> str:
-    path = os.environ.get("TETHER_BIN") or str(REPO / "target" / "release" / "tether")
-    if not os.access(path, os.X_OK):
-        pytest.fail(f"tether binary not found at {path}; build it with cargo build --release or set TETHER_BIN")
-    return path
+sys.path.insert(0, str(HERE.parent))  # tests/assistant.py, tests/editor_support.py
+from editor_support import PATIENCE, tether_bin, wait_until  # noqa: E402  (after the path)
 
 
 def nvim_bin() -> str:
@@ -32,18 +23,6 @@ def nvim_bin() -> str:
     if not out.startswith("NVIM v0.1") and not out.startswith("NVIM v1"):
         pytest.fail(f"Neovim 0.10 or newer is needed, {path} is {out.splitlines()[0]}")
     return path
-
-
-def wait_until(what: str, check, timeout: float = PATIENCE):
-    """Polls `check` until it returns something truthy; fails naming `what` after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 class Editor:
