@@ -26,7 +26,7 @@ use super::convert::{anchor_before_final_break, from_lsp, text_edits};
 use super::protocol::{SaveDocuments, SaveDocumentsParams};
 use super::server::Shared;
 use super::store::{DocState, Following};
-use super::track::{Sent, Verdict};
+use super::track::{replace_all, Sent, Verdict};
 use super::SavePolicy;
 use crate::edit::{minimal_changes, Base, EditPlan, TextChange};
 use crate::error::{Error, ErrorKind, Result};
@@ -150,6 +150,22 @@ impl Delivery {
         }
     }
 
+    /// Sends one operation and waits, bounded, for what its change notifications show; `None`
+    /// when there was nothing to send. An operation that is not a text edit counts as landed.
+    async fn send_and_wait<'a>(
+        &self,
+        caps: &ClientCaps,
+        op: &'a EditorOp,
+        label: &str,
+    ) -> std::result::Result<Option<Verdict>, Refusal<'a>> {
+        let Some(mut following) = self.send(caps, &[op], label).await? else { return Ok(None) };
+        let deadline = tokio::time::Instant::now() + self.shared.options.limits.verify_timeout;
+        Ok(Some(match following[0].as_mut() {
+            Some(f) => f.decided(deadline).await,
+            None => Verdict::Landed { version: 0, typed: false },
+        }))
+    }
+
     /// Sends one `workspace/applyEdit` labelled `label`.
     async fn send_edit(
         &self,
@@ -164,7 +180,6 @@ impl Delivery {
     /// the buffer as it is now takes the misplaced text back and applies the edit in its place.
     /// Computed again (bounded) when the buffer moves on under it.
     pub async fn repair(&self, caps: &ClientCaps, e: &DocEdit, misplaced: Following, label: &str) -> Result<Landing> {
-        let limits = &self.shared.options.limits;
         for _ in 0..REPAIR_ATTEMPTS {
             let Some(repair) = misplaced.repair() else { break };
             let Some(doc) = self.shared.store.get(e.path.real()) else { break };
@@ -177,21 +192,11 @@ impl Delivery {
             let changes = minimal_changes(&current, &repair.wanted);
             let fix = EditorOp::Edit(doc_edit(&e.path, doc, current, changes));
             let label = format!("{label} (moved to its place)");
-            match self.send(caps, &[&fix], &label).await {
-                Ok(Some(mut f)) => {
-                    let deadline = tokio::time::Instant::now() + limits.verify_timeout;
-                    let verdict = match f[0].as_mut() {
-                        Some(f) => f.decided(deadline).await,
-                        None => Verdict::Landed { version: 0, typed: false },
-                    };
-                    match verdict {
-                        Verdict::Landed { .. } | Verdict::Open => return Ok(Landing::Repaired),
-                        _ => break,
-                    }
-                }
-                Ok(None) => return Ok(Landing::Repaired),
+            match self.send_and_wait(caps, &fix, &label).await {
+                Ok(None | Some(Verdict::Landed { .. } | Verdict::Open)) => return Ok(Landing::Repaired),
+                Ok(Some(_)) => break,
                 Err(Refusal::Moved(_)) => continue,
-                Err(Refusal::Refused { reason, .. }) if reason.to_lowercase().contains("version") => continue,
+                Err(Refusal::Refused { reason, .. }) if about_versions(&reason) => continue,
                 Err(_) => break,
             }
         }
@@ -226,17 +231,7 @@ impl Delivery {
             let label = format!("{label} (taken back)");
             // Wait for the take-back to show, as for any edit, so that the retry reads the
             // buffer as it is after it.
-            let shown = match self.send(caps, &[&undo], &label).await {
-                Ok(Some(mut f)) => {
-                    let deadline = tokio::time::Instant::now() + self.shared.options.limits.verify_timeout;
-                    match f[0].as_mut() {
-                        Some(f) => matches!(f.decided(deadline).await, Verdict::Landed { .. }),
-                        None => true,
-                    }
-                }
-                _ => false,
-            };
-            if !shown {
+            if !matches!(self.send_and_wait(caps, &undo, &label).await, Ok(Some(Verdict::Landed { .. }))) {
                 tracing::warn!(path = %e.path.given(), "the editor did not take back an edit that landed");
             }
         }
@@ -355,6 +350,13 @@ impl Delivery {
     }
 }
 
+/// Whether an editor's reason for refusing an edit is that a buffer moved on (so the edit can be
+/// computed again on the new text), as opposed to a "no" from the user.
+pub(super) fn about_versions(reason: &str) -> bool {
+    let reason = reason.to_lowercase();
+    ["version", "newer", "stale", "changed", "modified"].iter().any(|w| reason.contains(w))
+}
+
 /// What the editor is sent for one document, as the follower needs it.
 fn sent(e: &DocEdit, caps: &ClientCaps, checked: bool) -> Sent {
     let positions = text_edits(&e.base, &e.changes, caps.encoding)
@@ -375,13 +377,7 @@ pub(super) fn doc_edit(path: &SandboxPath, doc: DocState, base_text: Arc<String>
     // A change that changes nothing is not sent: the editor would report no didChange for it.
     let no_op = changes.iter().all(|c| base_text[c.range.start.get()..c.range.end.get()] == c.text);
     let mut expected = doc.rope.clone();
-    // From the last change back (a plan's changes are sorted and disjoint), so that each range
-    // is still in the base's offsets.
-    for c in changes.iter().rev() {
-        let (start, end) = (expected.byte_to_char(c.range.start.get()), expected.byte_to_char(c.range.end.get()));
-        expected.remove(start..end);
-        expected.insert(start, &c.text);
-    }
+    replace_all(&mut expected, changes.iter().map(|c| (c.range.start.get()..c.range.end.get(), c.text.as_str())));
     let changes = if no_op { Vec::new() } else { anchor_before_final_break(&base_text, changes) };
     DocEdit {
         path: path.clone(),

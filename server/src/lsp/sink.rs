@@ -32,7 +32,7 @@ use tower_lsp::lsp_types::Url;
 use super::calls::Delivered;
 use super::capabilities::ClientCaps;
 use super::convert::uri_of;
-use super::delivery::{doc_edit, Delivery, EditorOp, Landing, Refusal};
+use super::delivery::{about_versions, doc_edit, Delivery, EditorOp, Landing, Refusal};
 use super::server::Shared;
 use super::track::Verdict;
 use crate::edit::{minimal_changes, EditPlan, FileOp};
@@ -73,12 +73,22 @@ impl EditorSink {
 
     /// What became of the changes: where each went, or that a buffer changed meanwhile so
     /// that running the tool again on a fresh snapshot may succeed.
-    pub fn delivered(&self) -> Delivered {
-        self.delivery_state().clone()
+    pub fn delivered(self) -> Delivered {
+        self.delivered.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 
     fn delivery_state(&self) -> std::sync::MutexGuard<'_, Delivered> {
         self.delivered.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How long to wait for the change notifications an edit causes: not at all for a call an
+    /// editor started that is known to hold them until the call returns.
+    fn window(&self) -> std::time::Duration {
+        if self.from_editor && self.shared.holds_changes.load(Ordering::Relaxed) {
+            std::time::Duration::ZERO
+        } else {
+            self.shared.options.limits.verify_timeout
+        }
     }
 
     /// A `conflict` that a retry on a fresh snapshot can resolve.
@@ -208,12 +218,7 @@ impl EditorSink {
         };
         // The editor took the edit: it is never sent again. What follows only finds out where it
         // landed, from the editor's own change notifications.
-        let window = if self.from_editor && self.shared.holds_changes.load(Ordering::Relaxed) {
-            std::time::Duration::ZERO
-        } else {
-            limits.verify_timeout
-        };
-        let deadline = tokio::time::Instant::now() + window;
+        let deadline = tokio::time::Instant::now() + self.window();
         let mut verdicts = Vec::with_capacity(ops.len());
         for f in &mut following {
             verdicts.push(match f {
@@ -293,16 +298,13 @@ impl EditorSink {
                 .collect(),
         };
         let moved_now = sent.iter().any(|(p, v)| store.get(p).is_none_or(|d| d.version > *v));
-        let about_versions =
-            ["version", "newer", "stale", "changed", "modified"].iter().any(|w| reason.to_lowercase().contains(w));
+        let about_versions = about_versions(reason);
         if reason.is_empty() || about_versions || moved_now {
             // The editor usually refuses because a buffer moved on, and it may report that
             // change only later (Neovim waits 150 ms): let it arrive, so that the retry reads the
             // buffer as the editor has it rather than failing on the same stale text. An editor
             // known to hold its reports while its own request waits will send nothing.
-            let holds = self.from_editor && self.shared.holds_changes.load(Ordering::Relaxed);
-            let window = if holds { std::time::Duration::ZERO } else { self.shared.options.limits.verify_timeout };
-            let deadline = tokio::time::Instant::now() + window;
+            let deadline = tokio::time::Instant::now() + self.window();
             let moved = moved_now || (!sent.is_empty() && store.wait_any_newer(&sent, deadline).await);
             if !moved && about_versions {
                 // The editor has text it has not reported, so running the tool again would read
@@ -323,7 +325,7 @@ impl EditorSink {
                 )
                 .with_path(path.given());
             }
-            if moved || about_versions {
+            if moved {
                 let why = if reason.is_empty() {
                     "the editor refused the edit".to_owned()
                 } else {

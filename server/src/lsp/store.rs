@@ -77,6 +77,14 @@ struct Followed {
     verdict: watch::Sender<Verdict>,
 }
 
+impl Followed {
+    /// Tells the waiters the tracker's verdict when it changed.
+    fn publish(&self) {
+        let v = self.track.verdict();
+        self.verdict.send_if_modified(|old| std::mem::replace(old, v) != *old);
+    }
+}
+
 /// The store of open documents, keyed by real (canonical) path.
 #[derive(Debug)]
 pub struct Store {
@@ -182,8 +190,7 @@ impl Store {
         }
         for f in &mut following {
             f.track.end_of_notification();
-            let v = f.track.verdict();
-            f.verdict.send_if_modified(|old| std::mem::replace(old, v) != *old);
+            f.publish();
         }
         entry.version = version;
         entry.dirty = true;
@@ -287,8 +294,7 @@ impl Store {
     fn with_track(&self, id: u64, f: impl FnOnce(&mut Followed)) {
         if let Some(followed) = self.lock().tracks.get_mut(&id) {
             f(followed);
-            let v = followed.track.verdict();
-            followed.verdict.send_if_modified(|old| std::mem::replace(old, v) != *old);
+            followed.publish();
         }
     }
 }

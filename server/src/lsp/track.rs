@@ -307,8 +307,9 @@ fn carry(ranges: &[Range<usize>], range: &Range<usize>, inserted: usize) -> Opti
         .collect()
 }
 
-/// Replaces byte ranges (sorted, disjoint) of `rope`, from the last one back.
-fn replace_all<'t>(rope: &mut Rope, edits: impl DoubleEndedIterator<Item = (Range<usize>, &'t str)>) {
+/// Replaces byte ranges (sorted, disjoint) of `rope`, from the last one back, so that each range
+/// is still in the original text's offsets.
+pub(super) fn replace_all<'t>(rope: &mut Rope, edits: impl DoubleEndedIterator<Item = (Range<usize>, &'t str)>) {
     for (range, text) in edits.rev() {
         let (start, end) = (rope.byte_to_char(range.start), rope.byte_to_char(range.end));
         if start < end {
