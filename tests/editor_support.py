@@ -1,5 +1,5 @@
-"""What the editor suites (tests/nvim, tests/emacs) share: the tether binary under test and
-polling with a deadline."""
+"""What the editor suites (tests/nvim, tests/emacs) share: the tether binary under test, polling
+with a deadline, and an assistant attached to the editor's tether lsp."""
 
 import os
 import pathlib
@@ -28,3 +28,13 @@ def wait_until(what: str, check, timeout: float = PATIENCE):
         if time.monotonic() > deadline:
             pytest.fail(f"timed out waiting for {what}")
         time.sleep(0.01)
+
+
+def attach_assistant(root: pathlib.Path, runtime: pathlib.Path):
+    """An MCP SDK client session with a `tether mcp` that attaches to the editor's tether lsp
+    (started with the same XDG_RUNTIME_DIR `runtime`); the caller closes it."""
+    from assistant import Assistant
+
+    # The lsp publishes its discovery file once it has the editor's folder.
+    wait_until("tether lsp's discovery file", lambda: list((runtime / "tether").glob("*.json")))
+    return Assistant(tether_bin(), root, runtime)

@@ -83,6 +83,7 @@ class Emacs:
         return done.stdout.strip()
 
     def open(self, rel: str):
+        self.rel = rel
         self.path = self.root / rel
         self.eval(f"(tether-test-open {json.dumps(str(self.path))})")
 
@@ -130,6 +131,21 @@ class Emacs:
         self.calls += 1
         self.eval(f"(tether-test--call {self.calls} {json.dumps(tool)} {json.dumps(json.dumps(arguments))})")
         return self.result(self.calls)
+
+    def sees(self, fragment: str) -> bool:
+        """Whether tether's mirror of the buffer holds `fragment` (eglot reports typing when idle)."""
+        return fragment in text_of(self.peek("read_file", path=self.rel))
+
+    def settled(self, expected: str) -> dict:
+        """Waits until Emacs's buffer and tether's mirror of it both hold `expected`; returns the
+        Emacs state. eglot reports an edit's change only after the command that asked returns."""
+
+        def same():
+            state = self.state()
+            mirrored = text_of(self.peek("read_file", path=self.rel))
+            return state if state["text"] == expected and all(l in mirrored for l in expected.splitlines()) else None
+
+        return wait_until(f"Emacs and tether to agree on {expected!r}", same)
 
     def close(self):
         try:

@@ -9,33 +9,16 @@ import time
 
 import pytest
 
-from assistant import Assistant, text_of_sdk
-from conftest import tether_bin, text_of, wait_until
+from assistant import text_of_sdk
+from conftest import text_of, wait_until
+from editor_support import attach_assistant
 
 NOTES = "alpha\nbeta\ngamma\n"
 
 
-def tether_sees(emacs, fragment: str) -> bool:
-    """Whether tether's mirror of the buffer holds `fragment` (eglot reports typing when idle)."""
-    return fragment in text_of(emacs.peek("read_file", path="notes.txt"))
-
-
-def settled(emacs, expected: str) -> dict:
-    """Waits until Emacs's buffer and tether's mirror of it both hold `expected`; returns the
-    Emacs state. Eglot reports the edit's change only after the command that asked returns."""
-
-    def same():
-        state = emacs.state()
-        mirrored = text_of(emacs.peek("read_file", path="notes.txt"))
-        return state if state["text"] == expected and all(l in mirrored for l in expected.splitlines()) else None
-
-    return wait_until(f"Emacs and tether to agree on {expected!r}", same)
-
-
 @pytest.fixture
 def assistant(emacs):
-    wait_until("tether lsp's discovery file", lambda: list((emacs.runtime / "tether").glob("*.json")))
-    a = Assistant(tether_bin(), emacs.root, emacs.runtime)
+    a = attach_assistant(emacs.root, emacs.runtime)
     yield a
     a.close()
 
@@ -43,7 +26,7 @@ def assistant(emacs):
 def test_an_edit_run_from_emacs_lands_once_and_reports_success(emacs):
     emacs.goto(2, 4)
     emacs.type(" typed")
-    wait_until("eglot to report the typing", lambda: tether_sees(emacs, "beta typed"))
+    wait_until("eglot to report the typing", lambda: emacs.sees("beta typed"))
 
     answer = emacs.call("edit_file", path="notes.txt", old_string="gamma", new_string="GAMMA")
 
@@ -51,7 +34,7 @@ def test_an_edit_run_from_emacs_lands_once_and_reports_success(emacs):
     # says exactly that, and checks the change when it arrives.
     assert answer["result"].get("isError") is not True, answer
     assert "notes.txt: sent to the open editor buffer; the editor reports it applied" in text_of(answer)
-    state = settled(emacs, "alpha\nbeta typed\nGAMMA\n")
+    state = emacs.settled("alpha\nbeta typed\nGAMMA\n")
     assert state["applied"] == 1, "one tool call, one workspace edit"
     assert state["prompts"] == []
     assert state["modified"] is True
@@ -64,7 +47,7 @@ def test_an_edit_run_from_emacs_lands_once_and_reports_success(emacs):
     took = time.monotonic() - started
     assert answer["result"].get("isError") is not True, answer
     assert took < 1.0, f"the answer took {took:.2f} s"
-    assert settled(emacs, "ALPHA\nbeta typed\nGAMMA\n")["applied"] == 2
+    assert emacs.settled("ALPHA\nbeta typed\nGAMMA\n")["applied"] == 2
 
 
 def test_a_call_run_before_eglot_reported_the_typing_changes_nothing_and_says_why(emacs):
@@ -78,25 +61,25 @@ def test_a_call_run_before_eglot_reported_the_typing_changes_nothing_and_says_wh
     assert answer["result"].get("isError") is True, answer
     message = text_of(answer)
     assert "conflict" in message and "nothing was changed" in message and "again" in message, message
-    state = settled(emacs, "alpha one\nbeta\ngamma\n")
+    state = emacs.settled("alpha one\nbeta\ngamma\n")
     assert state["applied"] == 1, "refused once, not sent again"
 
     # Run again once eglot has reported the typing: it lands.
     answer = emacs.call("edit_file", path="notes.txt", old_string="gamma", new_string="GAMMA")
     assert answer["result"].get("isError") is not True, answer
-    assert settled(emacs, "alpha one\nbeta\nGAMMA\n")["applied"] == 2
+    assert emacs.settled("alpha one\nbeta\nGAMMA\n")["applied"] == 2
 
 
 def test_an_edit_through_an_attached_tether_mcp_lands_once_and_reports_success(emacs, assistant):
     emacs.goto(1, 5)
     emacs.type(" typed")
-    wait_until("eglot to report the typing", lambda: tether_sees(emacs, "alpha typed"))
+    wait_until("eglot to report the typing", lambda: emacs.sees("alpha typed"))
 
     result = assistant.call("edit_file", path="notes.txt", old_string="beta", new_string="BETA")
 
     assert not result.is_error, text_of_sdk(result)
     assert "applied to the open editor buffer, which has unsaved changes" in text_of_sdk(result)
-    state = settled(emacs, "alpha typed\nBETA\ngamma\n")
+    state = emacs.settled("alpha typed\nBETA\ngamma\n")
     assert state["applied"] == 1
     assert state["prompts"] == []
     assert (emacs.root / "notes.txt").read_text() == NOTES
@@ -105,7 +88,7 @@ def test_an_edit_through_an_attached_tether_mcp_lands_once_and_reports_success(e
 def test_read_file_and_grep_through_tether_mcp_see_the_unsaved_buffer(emacs, assistant):
     emacs.goto(3, 5)
     emacs.type(" unsaved words")
-    wait_until("eglot to report the typing", lambda: tether_sees(emacs, "unsaved words"))
+    wait_until("eglot to report the typing", lambda: emacs.sees("unsaved words"))
 
     read = assistant.call("read_file", path="notes.txt")
     assert not read.is_error, text_of_sdk(read)
@@ -118,9 +101,8 @@ def test_read_file_and_grep_through_tether_mcp_see_the_unsaved_buffer(emacs, ass
 
 def test_a_declined_confirmation_is_rejected_after_one_prompt(confirming_emacs):
     emacs = confirming_emacs
-    assistant = Assistant(tether_bin(), emacs.root, emacs.runtime)
+    assistant = attach_assistant(emacs.root, emacs.runtime)
     try:
-        wait_until("tether lsp's discovery file", lambda: list((emacs.runtime / "tether").glob("*.json")))
         answer = assistant.call_async("edit_file", path="notes.txt", old_string="beta", new_string="BETA")
         wait_until("eglot's prompt", lambda: "Proceed?" in emacs.screen())
         emacs.keys("n")
@@ -148,7 +130,7 @@ def test_an_accepted_confirmation_lands_once(confirming_emacs):
     answer = emacs.result(call)
 
     assert answer["result"].get("isError") is not True, answer
-    state = settled(emacs, "ALPHA\nbeta\ngamma\n")
+    state = emacs.settled("ALPHA\nbeta\ngamma\n")
     assert len(state["prompts"]) == 1
     assert state["applied"] == 1
     # The buffer was clean, so tether writes the new text to the file too (eglot cannot save
@@ -156,6 +138,6 @@ def test_an_accepted_confirmation_lands_once(confirming_emacs):
     wait_until("the file to be saved", lambda: (emacs.root / "notes.txt").read_text() == "ALPHA\nbeta\ngamma\n")
     emacs.goto(3, 5)
     emacs.type("!")
-    state = settled(emacs, "ALPHA\nbeta\ngamma!\n")
+    state = emacs.settled("ALPHA\nbeta\ngamma!\n")
     assert "changed on disk" not in emacs.screen()
     assert len(state["prompts"]) == 1

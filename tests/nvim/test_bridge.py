@@ -5,17 +5,16 @@ when Neovim dies the next call runs standalone on disk."""
 
 import pytest
 
-from assistant import Assistant, text_of_sdk
-from conftest import PATIENCE, tether_bin, text_of, wait_until
+from assistant import text_of_sdk
+from conftest import PATIENCE, text_of, wait_until
+from editor_support import attach_assistant
 
 MAIN = "def main():\n    return 1\n"
 
 
 @pytest.fixture
 def assistant(editor):
-    # The lsp publishes its discovery file once it has the editor's folder.
-    wait_until("tether lsp's discovery file", lambda: list((editor.runtime / "tether").glob("*.json")))
-    a = Assistant(tether_bin(), editor.root, editor.runtime)
+    a = attach_assistant(editor.root, editor.runtime)
     yield a
     a.close()
 
