@@ -12,8 +12,8 @@ use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt as _};
 use serde_json::{json, Value};
 use tether::mcp::remote::{AttachedHost, Connection, Connector};
-use tether::mcp::{BoxFuture, DiskHost, Host, McpServer, ToolCall};
-use tether::profiles::{self, CallError, CallResult};
+use tether::mcp::{Answer, BoxFuture, DiskHost, Host, McpServer, ToolCall};
+use tether::profiles::{self, CallError};
 use tether::tools::Config;
 use tether::workspace::Workspace;
 use tokio::sync::Notify;
@@ -65,7 +65,7 @@ impl Host for Hanging {
         self.disk.set_roots(roots)
     }
 
-    fn call(&self, _call: ToolCall) -> BoxFuture<'_, Result<CallResult, CallError>> {
+    fn call(&self, _call: ToolCall) -> BoxFuture<'_, Result<Answer, CallError>> {
         Box::pin(async move {
             self.started.notify_one();
             std::future::pending().await

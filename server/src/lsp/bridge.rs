@@ -12,8 +12,8 @@ use super::calls::Caller;
 use super::server::Shared;
 use crate::bridge::{self, Endpoint, MakeServer};
 use crate::error::{Error, ErrorKind};
-use crate::mcp::{BoxFuture, Host, McpServer, ToolCall};
-use crate::profiles::{CallError, CallResult};
+use crate::mcp::{Answer, BoxFuture, Host, McpServer, ToolCall};
+use crate::profiles::CallError;
 
 /// Runs bridge calls inside the lsp, on the live buffers.
 struct LspHost {
@@ -26,7 +26,7 @@ impl Host for LspHost {
         Ok(())
     }
 
-    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<CallResult, CallError>> {
+    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<Answer, CallError>> {
         Box::pin(async move {
             let ToolCall { profile, name, args, cancel, .. } = call;
             let Some(_admitted) = self.shared.calls.admit() else {
@@ -37,9 +37,9 @@ impl Host for LspHost {
                         self.shared.options.limits.max_admitted
                     ),
                 );
-                return Ok(profile.error_result(&e));
+                return Ok(Answer::Made(profile.error_result(&e)));
             };
-            self.shared.call_tool(profile, name, args, cancel, Caller::Bridge).await
+            self.shared.call_tool(profile, name, args, cancel, Caller::Bridge).await.map(Answer::Made)
         })
     }
 }

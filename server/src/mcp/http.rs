@@ -31,9 +31,9 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use subtle::ConstantTimeEq as _;
 
-use super::{BoxFuture, DiskHost, Host, McpServer, ToolCall};
+use super::{Answer, BoxFuture, DiskHost, Host, McpServer, ToolCall};
 use crate::profiles;
-use crate::profiles::{CallError, CallResult};
+use crate::profiles::CallError;
 use crate::tools::Config;
 use crate::workspace::Workspace;
 
@@ -121,7 +121,7 @@ impl Host for FixedRoots {
         Err(crate::Error::invalid("over HTTP the workspace roots are the server's; the client's roots are not used"))
     }
 
-    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<CallResult, CallError>> {
+    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<Answer, CallError>> {
         self.0.call(call)
     }
 }

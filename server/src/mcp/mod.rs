@@ -57,6 +57,24 @@ pub struct ToolCall {
     /// The tool's work is bounded by one file or directory ([`crate::tools::Tool::quick`]):
     /// a local host runs it on the protocol thread rather than on the blocking pool.
     pub quick: bool,
+    /// The tool changes nothing, so running it twice is harmless ([`crate::tools::Effects`]).
+    pub read_only: bool,
+}
+
+/// What a host answers a tool call with.
+#[derive(Debug)]
+pub enum Answer {
+    /// A result made in this process, in the profile's terms.
+    Made(CallResult),
+    /// A result another tether server made (the editor's lsp), passed on unchanged: a large read
+    /// is not copied again on its way through.
+    Forwarded(CallToolResult),
+}
+
+impl From<CallResult> for Answer {
+    fn from(r: CallResult) -> Answer {
+        Answer::Made(r)
+    }
 }
 
 /// What the MCP server runs its tool calls through.
@@ -67,7 +85,7 @@ pub trait Host: Send + Sync + 'static {
     /// Runs one call: on disk ([`DiskHost`], through [`run_local`]), through the lsp's own call
     /// path (admission, retries, delivery to the editor) inside `tether lsp`, or forwarded to
     /// that lsp from an attached `tether mcp`.
-    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<CallResult, CallError>>;
+    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<Answer, CallError>>;
 }
 
 /// Runs `call` against `vfs` and `sink`; a panic becomes an error result.
@@ -77,7 +95,7 @@ pub trait Host: Send + Sync + 'static {
 /// small call's cost. Every other tool runs on the blocking pool, so a long grep or command never
 /// stalls the protocol loop, and cancellation and progress keep flowing while it runs.
 pub async fn run_local(vfs: Vfs, sink: Arc<dyn Sink>, call: ToolCall) -> Result<CallResult, CallError> {
-    let ToolCall { profile, config, name, args, cancel, quick } = call;
+    let ToolCall { profile, config, name, args, cancel, quick, .. } = call;
     let fallback = profile.clone();
     let run = move || {
         let ctx = Context { vfs: &vfs, config: &config, cancel: &cancel };
@@ -129,8 +147,9 @@ impl Host for DiskHost {
         Ok(())
     }
 
-    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<CallResult, CallError>> {
-        Box::pin(run_local(Vfs::disk(self.workspace()), Arc::new(DiskSink), call))
+    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<Answer, CallError>> {
+        let run = run_local(Vfs::disk(self.workspace()), Arc::new(DiskSink), call);
+        Box::pin(async move { run.await.map(Answer::Made) })
     }
 }
 
@@ -200,9 +219,17 @@ impl McpServer {
     }
 
     /// Runs one call through the host.
-    async fn run_call(&self, name: String, args: Value, cancel: Cancel, quick: bool) -> Result<CallResult, CallError> {
+    async fn run_call(&self, tool: &ToolInfo, args: Value, cancel: Cancel) -> Result<Answer, CallError> {
         let inner = &self.inner;
-        let call = ToolCall { profile: inner.profile.clone(), config: inner.config.clone(), name, args, cancel, quick };
+        let call = ToolCall {
+            profile: inner.profile.clone(),
+            config: inner.config.clone(),
+            name: tool.name.to_owned(),
+            args,
+            cancel,
+            quick: tool.quick,
+            read_only: tool.effects.read_only,
+        };
         inner.host.call(call).await
     }
 
@@ -302,7 +329,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        let Some(quick) = self.inner.tools.iter().find(|t| t.name == name).map(|t| t.quick) else {
+        let Some(tool) = self.inner.tools.iter().find(|t| t.name == name) else {
             return Err(McpError::invalid_params(format!("unknown tool: {name}"), None));
         };
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
@@ -325,7 +352,7 @@ impl ServerHandler for McpServer {
         });
         let cancel = Cancel::default();
         let result = tokio::select! {
-            r = self.run_call(name, args, cancel.clone(), quick) => r,
+            r = self.run_call(tool, args, cancel.clone()) => r,
             () = context.ct.cancelled() => {
                 // Tell the tool to stop (a running command is killed); the client expects no
                 // answer to a cancelled request.
@@ -339,7 +366,8 @@ impl ServerHandler for McpServer {
         }
         self.inner.answered.fetch_add(1, Ordering::Relaxed);
         match result {
-            Ok(r) => Ok(to_mcp_result(r).into()),
+            Ok(Answer::Made(r)) => Ok(to_mcp_result(r).into()),
+            Ok(Answer::Forwarded(r)) => Ok(r.into()),
             Err(e) => Err(McpError::new(rmcp::model::ErrorCode(e.code()), e.to_string(), e.data().cloned())),
         }
     }

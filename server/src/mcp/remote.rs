@@ -10,15 +10,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::{Peer, RoleClient, ServiceExt as _};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Mutex;
 
-use super::{BoxFuture, DiskHost, Host, ToolCall};
-use crate::profiles::{CallError, CallResult, Item};
+use super::{Answer, BoxFuture, DiskHost, Host, ToolCall};
+use crate::profiles::CallError;
 
 /// An authenticated byte stream to an lsp's bridge endpoint, ready for MCP.
 pub struct Connection {
@@ -134,15 +134,20 @@ impl Host for AttachedHost {
         self.local.set_roots(roots)
     }
 
-    fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<CallResult, CallError>> {
+    fn call(&self, mut call: ToolCall) -> BoxFuture<'_, Result<Answer, CallError>> {
         Box::pin(async move {
             if let Some((peer, label)) = self.peer().await {
+                let read_only = call.read_only;
+                // A read's arguments are kept, to run it here should the lsp go away; a change's
+                // are moved into the request (a `write_file` may carry megabytes), since a change
+                // that may have reached the lsp is never run a second time here.
+                let args = if read_only { call.args.clone() } else { std::mem::take(&mut call.args) };
                 let mut params = CallToolRequestParams::new(call.name.clone());
-                if let Value::Object(args) = &call.args {
-                    params = params.with_arguments(args.clone());
+                if let Value::Object(args) = args {
+                    params = params.with_arguments(args);
                 }
                 match peer.call_tool_once(params).await {
-                    Ok(CallToolResponse::Complete(result)) => return Ok(from_mcp_result(result)),
+                    Ok(CallToolResponse::Complete(result)) => return Ok(Answer::Forwarded(result)),
                     Ok(_) => tracing::warn!(instance = %label, "the lsp asked for input tether never requests"),
                     Err(ServiceError::McpError(e)) => {
                         return Err(CallError::Rpc { code: e.code.0, message: e.message.into_owned(), data: e.data })
@@ -150,20 +155,9 @@ impl Host for AttachedHost {
                     Err(e) => {
                         tracing::warn!(instance = %label, error = %e, "the editor's tether lsp went away; running on disk");
                         self.detach(&label).await;
-                        // A call that may have reached the lsp is run again here only when
-                        // running it twice is harmless; a change might already have landed.
-                        let sent = !matches!(e, ServiceError::TransportSend(_));
-                        if sent && !is_read_only(&call) {
-                            let e = crate::Error::new(
-                                crate::ErrorKind::IoError,
-                                format!(
-                                    "the editor's tether lsp went away during this {} call, which may or may not \
-                                     have been applied; read the files again before redoing it (tether now works \
-                                     on disk)",
-                                    call.name
-                                ),
-                            );
-                            return Ok(call.profile.error_result(&e));
+                        if !read_only {
+                            let e = crate::Error::new(crate::ErrorKind::IoError, went_away(&call.name, &e));
+                            return Ok(Answer::Made(call.profile.error_result(&e)));
                         }
                     }
                 }
@@ -173,34 +167,18 @@ impl Host for AttachedHost {
     }
 }
 
-/// Whether the called tool changes nothing (so running it twice is harmless).
-fn is_read_only(call: &ToolCall) -> bool {
-    call.profile.tools(&call.config).iter().any(|t| t.name == call.name && t.effects.read_only)
-}
-
-/// A forwarded result back in the profile's terms: its content blocks as items when there are
-/// several (or a blob), else one text.
-fn from_mcp_result(r: CallToolResult) -> CallResult {
-    let is_error = r.is_error.unwrap_or(false);
-    let mut items = Vec::new();
-    for c in &r.content {
-        if let Some(t) = c.as_text() {
-            items.push(Item::Text(t.text.clone()));
-        } else if let Some(res) = c.as_resource() {
-            if let rmcp::model::ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } = &res.resource {
-                let mime_type = mime_type.clone().unwrap_or_else(|| "application/octet-stream".to_owned());
-                items.push(Item::Blob { uri: uri.clone(), data: blob.clone(), mime_type });
-            }
-        }
+/// What a change call whose connection to the lsp failed answers: whether the change landed is
+/// known only when the request never left.
+fn went_away(tool: &str, e: &ServiceError) -> String {
+    if matches!(e, ServiceError::TransportSend(_)) {
+        format!(
+            "the editor's tether lsp went away before this {tool} call reached it, so nothing was changed; \
+             call it again (tether now works on disk)"
+        )
+    } else {
+        format!(
+            "the editor's tether lsp went away during this {tool} call, which may or may not have been applied; \
+             read the files again before redoing it (tether now works on disk)"
+        )
     }
-    let text = items
-        .iter()
-        .map(|i| match i {
-            Item::Text(t) => t.as_str(),
-            Item::Blob { data, .. } => data.as_str(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let single_text = matches!(items.as_slice(), [Item::Text(_)] | []);
-    CallResult { text, structured: r.structured_content, is_error, items: if single_text { Vec::new() } else { items } }
 }
