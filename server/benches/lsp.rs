@@ -120,7 +120,9 @@ struct Editor {
 
 impl Editor {
     async fn start(root: &Path) -> Editor {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        // TETHER_BENCH_BIN measures another build (an older commit's, say) with this same bench.
+        let bin = std::env::var_os("TETHER_BENCH_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_tether").into());
+        let mut child = tokio::process::Command::new(bin)
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

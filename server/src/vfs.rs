@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::text::{decode, Decoded, Document, Encoding};
+use crate::text::{decode, Decoded, Document, Encoding, SharedText};
 use crate::workspace::{SandboxPath, Workspace};
 
 /// An open editor document as the overlay holds it.
@@ -78,11 +78,12 @@ pub enum Origin {
     },
 }
 
-/// A file's decoded text, as one tool call sees it.
+/// A file's decoded text, as one tool call sees it: as one string, or (from
+/// [`Vfs::read_shared`]) shared with the open buffer it came from.
 #[derive(Debug, Clone)]
-pub struct FileText {
+pub struct FileText<T = String> {
     /// The text, without a BOM.
-    pub text: String,
+    pub text: T,
     /// The encoding it was decoded from.
     pub encoding: Encoding,
     /// Whether the file starts with a byte order mark.
@@ -205,6 +206,21 @@ impl Vfs {
             Decoded::Binary => Err(Error::new(ErrorKind::IsBinary, format!("{}: file is binary, not text", p.given()))
                 .with_path(p.given())),
         }
+    }
+
+    /// Like [`Vfs::read_text`], but an open buffer's text is its rope, shared rather than copied:
+    /// for a change computed on a large buffer without copying it first.
+    pub fn read_shared(&self, p: &SandboxPath) -> Result<FileText<SharedText>> {
+        if let Some(open) = self.overlay.get(p.real()) {
+            return Ok(FileText {
+                text: SharedText::Rope(open.doc.rope().clone()),
+                encoding: open.doc.encoding(),
+                bom: open.doc.has_bom(),
+                origin: Origin::Buffer { version: open.version, dirty: open.dirty, stamp: open.stamp },
+            });
+        }
+        let FileText { text, encoding, bom, origin } = self.read_text(p)?;
+        Ok(FileText { text: SharedText::from(text), encoding, bom, origin })
     }
 
     /// The raw bytes of the file `p` on disk (the overlay is not consulted).

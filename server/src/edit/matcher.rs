@@ -21,7 +21,7 @@ use super::view::Mapped;
 use super::TextChange;
 use crate::error::{Error, ErrorKind};
 use crate::text::convert_breaks;
-use crate::text::{LineEnding, LineIndex, Offset};
+use crate::text::{LineEnding, LineIndex, Offset, SharedText};
 
 /// One way of finding `old_string` in a text.
 #[derive(Debug)]
@@ -186,11 +186,11 @@ impl Miss {
 /// `changes` to `base` with each one cut down to the lines it really changes, so that an editor
 /// receiving them keeps cursors and marks on the lines a block replacement left alone. Changes
 /// that change nothing are dropped.
-pub fn refine(base: &str, changes: Vec<TextChange>) -> Vec<TextChange> {
+pub fn refine(base: &SharedText, changes: Vec<TextChange>) -> Vec<TextChange> {
     let mut out = Vec::with_capacity(changes.len());
     for c in changes {
         let (start, end) = (c.range.start.get(), c.range.end.get());
-        for m in super::minimal_changes(&base[start..end], &c.text) {
+        for m in super::minimal_changes(&base.slice(start..end), &c.text) {
             out.push(TextChange::new(start + m.range.start.get(), start + m.range.end.get(), m.text));
         }
     }
@@ -204,6 +204,27 @@ pub fn line_span(first: usize, last: usize) -> String {
     } else {
         format!("lines {first}-{last}")
     }
+}
+
+/// [`replace`] on a shared text. An open buffer's rope whose line breaks are all `\n` is
+/// searched in place, and when the exact level decides (one region, or every region with
+/// `replace_all`) the result is the one [`replace`] gives without copying the buffer; any other
+/// case (a `\r` in the text, no exact match, several) copies it and runs the whole cascade.
+pub fn replace_shared(text: &SharedText, old: &str, new: &str, replace_all: bool) -> Result<Replaced, Miss> {
+    if let SharedText::Rope(_) = text {
+        let (old, new) = (Mapped::lf(old), Mapped::lf(new));
+        let found = if text.contains_byte(b'\r') { Vec::new() } else { text.find_all(old.text()) };
+        let found = match found.len() {
+            0 => None,
+            1 => Some(found),
+            _ => replace_all.then(|| non_overlapping(found)),
+        };
+        if let Some(found) = found {
+            let changes = found.into_iter().map(|r| TextChange::new(r.start, r.end, new.text())).collect();
+            return Ok(Replaced { changes, strategy: &STRATEGIES[0] });
+        }
+    }
+    replace(&text.to_str(), old, new, replace_all)
 }
 
 /// Replaces `old` with `new` in `text`: every exact occurrence when `replace_all`, else the one
@@ -456,7 +477,8 @@ mod tests {
     #[test]
     fn refine_keeps_unchanged_lines() {
         let base = "a\nb\nc\nd\n";
-        let changes = refine(base, vec![TextChange::new(0, 8, "a\nB\nc\nd\n"), TextChange::new(8, 8, "")]);
+        let changes =
+            refine(&SharedText::from(base), vec![TextChange::new(0, 8, "a\nB\nc\nd\n"), TextChange::new(8, 8, "")]);
         assert_eq!(changes, vec![TextChange::new(2, 3, "B")]);
     }
 
@@ -481,6 +503,42 @@ mod tests {
             let got = replace(&text, old, "x", all).map(|r| (r.strategy.name, r.count())).ok();
             eprintln!("{:>10.1?}  {want:?}  {old:?}", t.elapsed());
             assert_eq!(got, want, "{old:?}");
+        }
+    }
+
+    /// On an open buffer's rope the matcher gives exactly what it gives on the string: the fast
+    /// path (exact, in place) where it applies, the whole cascade where it does not.
+    #[test]
+    fn a_rope_matches_as_its_string_does() {
+        let body: String = (0..4000).map(|i| format!("    let x{i} = \"é🦀\";\n")).collect();
+        let lf = format!("fn main() {{\n{body}    dup();\n    dup();\n}}\n");
+        let crlf = lf.replace('\n', "\r\n");
+        let cases = [
+            ("    let x17 = \"é🦀\";\n    let x18", "    let y = 1;", false),
+            ("x3999 = \"é🦀\";\n    dup();\n", "z", false),
+            ("dup();", "once();", false),
+            ("dup();", "every();\n", true),
+            ("x1", "y1", true),
+            ("let x17 = \"é🦀\";\r\n", "changed\r\n", false),
+            ("let x17 = \"é🦀\";\n  let x18", "re-indented\n", false),
+            ("  let x20 = \"é🦀\";\n      let x21 = \"é🦀\";", "indentation", false),
+            ("not in the file", "x", false),
+            ("x17 = \u{201C}é🦀\u{201D}", "punctuation", false),
+        ];
+        for text in [&lf, &crlf] {
+            let rope = SharedText::Rope(ropey::Rope::from_str(text));
+            for (old, new, all) in cases {
+                let want = replace(text, old, new, all).map(|r| (r.changes, r.strategy.name));
+                let got = replace_shared(&rope, old, new, all).map(|r| (r.changes, r.strategy.name));
+                match (want, got) {
+                    (Ok(want), Ok(got)) => assert_eq!(got, want, "{old:?}"),
+                    (Err(want), Err(got)) => {
+                        let (want, got) = (want.to_error("f", "old_string"), got.to_error("f", "old_string"));
+                        assert_eq!(got.message(), want.message(), "{old:?}");
+                    }
+                    (want, got) => panic!("{old:?}: {got:?} != {want:?}"),
+                }
+            }
         }
     }
 }

@@ -6,13 +6,12 @@
 
 use std::fmt::Write as _;
 use std::ops::Range;
-use std::sync::Arc;
 use std::time::Duration;
 
 use similar::{Algorithm, DiffOp, TextDiff};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::text::{Encoding, Offset};
+use crate::text::{Encoding, Offset, SharedText};
 use crate::vfs::{FileText, Origin};
 use crate::workspace::SandboxPath;
 
@@ -35,9 +34,9 @@ impl TextChange {
 /// The text a file edit was computed against.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Base {
-    /// The whole base text (shared, never copied per change; an `Arc<String>` rather than an
-    /// `Arc<str>` so that taking over a file's text costs no copy).
-    pub text: Arc<String>,
+    /// The whole base text, shared, never copied per change: a file's string is taken over, an
+    /// open buffer's rope shared with the store.
+    pub text: SharedText,
     /// The encoding of the file, kept when writing back.
     pub encoding: Encoding,
     /// Whether the file has a BOM, kept when writing back.
@@ -48,7 +47,13 @@ pub struct Base {
 
 impl From<FileText> for Base {
     fn from(f: FileText) -> Base {
-        Base { text: Arc::new(f.text), encoding: f.encoding, bom: f.bom, origin: f.origin }
+        Base { text: SharedText::from(f.text), encoding: f.encoding, bom: f.bom, origin: f.origin }
+    }
+}
+
+impl From<FileText<SharedText>> for Base {
+    fn from(f: FileText<SharedText>) -> Base {
+        Base { text: f.text, encoding: f.encoding, bom: f.bom, origin: f.origin }
     }
 }
 
@@ -130,8 +135,8 @@ impl EditPlan {
     /// one change between the common prefix and suffix, which costs a single scan.
     pub fn edit_to(path: SandboxPath, base: Base, new_text: &str) -> EditPlan {
         let changes = match base.origin {
-            Origin::Buffer { .. } => minimal_changes(&base.text, new_text),
-            Origin::Disk => middle_change(&base.text, new_text).into_iter().collect(),
+            Origin::Buffer { .. } => minimal_changes(&base.text.to_str(), new_text),
+            Origin::Disk => middle_change(&base.text.to_str(), new_text).into_iter().collect(),
         };
         if changes.is_empty() {
             return EditPlan::default();
@@ -160,7 +165,7 @@ impl EditPlan {
                     )
                     .with_path(path.given()));
                 }
-                validate_changes(&base.text, changes).map_err(|m| Error::invalid(format!("{path}: {m}")))?;
+                validate_shared_changes(&base.text, changes).map_err(|m| Error::invalid(format!("{path}: {m}")))?;
             }
         }
         Ok(())
@@ -173,8 +178,9 @@ impl EditPlan {
         for op in &self.ops {
             match op {
                 FileOp::Edit { path, base, changes } => {
-                    let new = apply_changes(&base.text, changes);
-                    out.push_str(&unified_diff(path.given(), &base.text, &new));
+                    let old = base.text.to_str();
+                    let new = apply_changes(&old, changes);
+                    out.push_str(&unified_diff(path.given(), &old, &new));
                 }
                 FileOp::Create { path, text, .. } => out.push_str(&unified_diff(path.given(), "", text)),
                 FileOp::Rename { from, to, .. } => {
@@ -194,16 +200,26 @@ impl EditPlan {
 
 /// Checks changes against their base: sorted, non-overlapping, in range, on char boundaries.
 pub fn validate_changes(base: &str, changes: &[TextChange]) -> Result<(), String> {
+    check_changes(base.len(), |i| base.is_char_boundary(i), changes)
+}
+
+/// [`validate_changes`] for a shared text (an open buffer's rope, say), read in place.
+pub fn validate_shared_changes(base: &SharedText, changes: &[TextChange]) -> Result<(), String> {
+    check_changes(base.len(), |i| base.is_char_boundary(i), changes)
+}
+
+/// [`validate_changes`] for a text of `len` bytes whose char boundaries `is_boundary` tells.
+fn check_changes(len: usize, is_boundary: impl Fn(usize) -> bool, changes: &[TextChange]) -> Result<(), String> {
     let mut prev_end = 0;
     for (i, c) in changes.iter().enumerate() {
         let (start, end) = (c.range.start.get(), c.range.end.get());
         if start > end {
             return Err(format!("change {i} has its start ({start}) after its end ({end})"));
         }
-        if end > base.len() {
-            return Err(format!("change {i} ends at byte {end}, past the end of the text ({} bytes)", base.len()));
+        if end > len {
+            return Err(format!("change {i} ends at byte {end}, past the end of the text ({len} bytes)"));
         }
-        if !base.is_char_boundary(start) || !base.is_char_boundary(end) {
+        if !is_boundary(start) || !is_boundary(end) {
             return Err(format!("change {i} does not start and end on character boundaries"));
         }
         if i > 0 && start < prev_end {

@@ -9,7 +9,7 @@ use ropey::Rope;
 use tower_lsp::lsp_types::{self as lsp, Url};
 
 use crate::edit::TextChange;
-use crate::text::{offset_to_position, Position, PositionEncoding};
+use crate::text::{offset_to_position, Position, PositionEncoding, SharedText};
 
 /// The file path of a `file:` URI; `None` for any other scheme (`untitled:` buffers and such).
 pub fn path_of(uri: &Url) -> Option<PathBuf> {
@@ -59,25 +59,12 @@ pub fn text_edits(base: &Rope, changes: &[TextChange], enc: PositionEncoding) ->
         .collect()
 }
 
-/// The line break `text` ends with, if any.
-pub fn final_break(text: &str) -> &'static str {
-    if text.ends_with("\r\n") {
-        "\r\n"
-    } else if text.ends_with('\n') {
-        "\n"
-    } else if text.ends_with('\r') {
-        "\r"
-    } else {
-        ""
-    }
-}
-
 /// Rewrites changes that reach the very end of a text ending in a line break so that they stop
 /// before that break, when the change keeps it. The result is the same text, but no edit names
 /// the position after the last line: editors that keep the final line break as a property of
 /// the buffer rather than as text (Neovim's 'eol') add a stray empty line for such an edit.
-pub fn anchor_before_final_break(base: &str, changes: Vec<TextChange>) -> Vec<TextChange> {
-    let brk = final_break(base);
+pub fn anchor_before_final_break(base: &SharedText, changes: Vec<TextChange>) -> Vec<TextChange> {
+    let brk = base.final_break();
     if brk.is_empty() {
         return changes;
     }
@@ -97,7 +84,7 @@ pub fn anchor_before_final_break(base: &str, changes: Vec<TextChange>) -> Vec<Te
         })
         .collect();
     // A moved change could now overlap the change before it; then keep them as they were.
-    if crate::edit::plan::validate_changes(base, &moved).is_ok() {
+    if crate::edit::plan::validate_shared_changes(base, &moved).is_ok() {
         moved
     } else {
         changes
@@ -108,7 +95,7 @@ pub fn anchor_before_final_break(base: &str, changes: Vec<TextChange>) -> Vec<Te
 mod tests {
     use super::*;
     use crate::edit::apply_changes;
-    use crate::text::{position_to_offset, Document};
+    use crate::text::{final_break, position_to_offset, Document};
 
     #[test]
     fn changes_at_the_end_stop_before_the_final_break() {
@@ -127,7 +114,7 @@ mod tests {
         ];
         for (base, changes) in table {
             let want = apply_changes(base, changes);
-            let got = anchor_before_final_break(base, changes.clone());
+            let got = anchor_before_final_break(&SharedText::from(*base), changes.clone());
             crate::edit::plan::validate_changes(base, &got).expect("valid");
             assert_eq!(apply_changes(base, &got), want, "{base:?} {changes:?}");
             let keeps_break = changes.iter().all(|c| c.text.ends_with(final_break(base)));

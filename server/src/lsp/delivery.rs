@@ -31,6 +31,7 @@ use super::SavePolicy;
 use crate::edit::{minimal_changes, Base, EditPlan, TextChange};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sink::Destination;
+use crate::text::SharedText;
 use crate::vfs::Vfs;
 use crate::workspace::SandboxPath;
 
@@ -49,8 +50,8 @@ pub(super) struct DocEdit {
     pub version: i32,
     /// The text the changes apply to (the store's rope at `version`).
     pub base: Rope,
-    /// The same text as one string (shared with the plan's base: no copy).
-    pub base_text: Arc<String>,
+    /// The same text as the plan's base holds it (shared with the plan: no copy).
+    pub base_text: SharedText,
     pub changes: Vec<TextChange>,
     /// The text the document holds once the changes land: `base` with them applied, as a rope
     /// that shares every unchanged part with it.
@@ -188,8 +189,8 @@ impl Delivery {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 continue;
             }
-            let current = Arc::new(String::from(&repair.current));
-            let changes = minimal_changes(&current, &repair.wanted);
+            let current = SharedText::Rope(repair.current.clone());
+            let changes = minimal_changes(&current.to_str(), &repair.wanted);
             let fix = EditorOp::Edit(doc_edit(&e.path, doc, current, changes));
             let label = format!("{label} (moved to its place)");
             match self.send_and_wait(caps, &fix, &label).await {
@@ -225,8 +226,8 @@ impl Delivery {
                 continue;
             }
             // The buffer's own text: it may hold the expected text with a final break added.
-            let current = Arc::new(String::from(&doc.rope));
-            let changes = minimal_changes(&current, &e.base_text);
+            let current = SharedText::Rope(doc.rope.clone());
+            let changes = minimal_changes(&current.to_str(), &e.base_text.to_str());
             let undo = EditorOp::Edit(doc_edit(&e.path, doc, current, changes));
             let label = format!("{label} (taken back)");
             // Wait for the take-back to show, as for any edit, so that the retry reads the
@@ -373,9 +374,9 @@ fn sent(e: &DocEdit, caps: &ClientCaps, checked: bool) -> Sent {
 }
 
 /// The edit of one open document: `changes` (byte ranges of `base_text`, the document's text).
-pub(super) fn doc_edit(path: &SandboxPath, doc: DocState, base_text: Arc<String>, changes: Vec<TextChange>) -> DocEdit {
+pub(super) fn doc_edit(path: &SandboxPath, doc: DocState, base_text: SharedText, changes: Vec<TextChange>) -> DocEdit {
     // A change that changes nothing is not sent: the editor would report no didChange for it.
-    let no_op = changes.iter().all(|c| base_text[c.range.start.get()..c.range.end.get()] == c.text);
+    let no_op = changes.iter().all(|c| base_text.slice(c.range.start.get()..c.range.end.get()) == c.text);
     let mut expected = doc.rope.clone();
     replace_all(&mut expected, changes.iter().map(|c| (c.range.start.get()..c.range.end.get(), c.text.as_str())));
     let changes = if no_op { Vec::new() } else { anchor_before_final_break(&base_text, changes) };

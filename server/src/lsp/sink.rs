@@ -38,6 +38,7 @@ use super::track::Verdict;
 use crate::edit::{minimal_changes, EditPlan, FileOp};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sink::{Applied, Destination, Sink};
+use crate::text::SharedText;
 use crate::vfs::{Origin, Vfs};
 use crate::workspace::SandboxPath;
 
@@ -149,8 +150,8 @@ impl EditorSink {
                         .with_path(path.given()));
                     }
                     Some(doc) => {
-                        let base_text = Arc::new(String::from(&doc.rope));
-                        let changes = minimal_changes(&base_text, text);
+                        let base_text = SharedText::Rope(doc.rope.clone());
+                        let changes = minimal_changes(&base_text.to_str(), text);
                         Some(EditorOp::Edit(doc_edit(path, doc, base_text, changes)))
                     }
                 },

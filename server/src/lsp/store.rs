@@ -348,12 +348,7 @@ pub fn rope_final_break(rope: &Rope) -> &'static str {
     let n = rope.len_bytes();
     let from = n.saturating_sub(2);
     let tail: Vec<u8> = (from..n).map(|i| rope.byte(i)).collect();
-    match tail.as_slice() {
-        [.., b'\r', b'\n'] => "\r\n",
-        [.., b'\n'] => "\n",
-        [.., b'\r'] => "\r",
-        _ => "",
-    }
+    crate::text::break_of_tail(&tail)
 }
 
 #[cfg(test)]

@@ -36,12 +36,12 @@ use std::fs;
 use std::io;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use self::files::{parent, Owner};
 use super::{Applied, Destination, Sink, TwoPhaseSink};
 use crate::edit::{Base, EditPlan, FileOp, TextChange};
 use crate::error::{Error, ErrorKind, Result};
+use crate::text::SharedText;
 use crate::vfs::{Origin, Vfs};
 use crate::workspace::SandboxPath;
 
@@ -157,14 +157,16 @@ impl Undo {
 #[derive(Debug)]
 enum OldBytes {
     Read(Vec<u8>),
-    Base { text: Arc<String>, bom: bool },
+    Base { text: SharedText, bom: bool },
 }
 
 impl OldBytes {
     fn segments(&self) -> Vec<&[u8]> {
         match self {
             OldBytes::Read(b) => vec![b],
-            OldBytes::Base { text, bom } => vec![bom_bytes(*bom), text.as_bytes()],
+            OldBytes::Base { text, bom } => {
+                std::iter::once(bom_bytes(*bom)).chain(text.chunks(0..text.len()).map(str::as_bytes)).collect()
+            }
         }
     }
 }
@@ -210,7 +212,9 @@ impl Transaction {
             Err(e) => return Err(Error::io(&e, given)),
         }
         let old = if base.origin == Origin::Disk {
-            let base_bytes = [bom_bytes(base.bom), base.text.as_bytes()];
+            let base_bytes: Vec<&[u8]> = std::iter::once(bom_bytes(base.bom))
+                .chain(base.text.chunks(0..base.text.len()).map(str::as_bytes))
+                .collect();
             if !files::holds(path.real(), &base_bytes).map_err(|e| Error::io(&e, given))? {
                 return Err(conflict(given, "changed on disk since it was read"));
             }
@@ -460,15 +464,15 @@ mod tests;
 /// The new bytes of an edited file, as slices of its base text and of the changes: BOM first
 /// when the file had one.
 fn new_segments<'a>(base: &'a Base, changes: &'a [TextChange]) -> Vec<&'a [u8]> {
-    let text = base.text.as_bytes();
+    let text = &base.text;
     let mut out = Vec::with_capacity(changes.len() * 2 + 2);
     out.push(bom_bytes(base.bom));
     let mut at = 0;
     for c in changes {
-        out.push(&text[at..c.range.start.get()]);
+        out.extend(text.chunks(at..c.range.start.get()).map(str::as_bytes));
         out.push(c.text.as_bytes());
         at = c.range.end.get();
     }
-    out.push(&text[at..]);
+    out.extend(text.chunks(at..text.len()).map(str::as_bytes));
     out
 }

@@ -4,6 +4,7 @@
 
 mod decode;
 mod pos;
+mod shared;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -13,6 +14,7 @@ use ropey::Rope;
 
 pub use decode::{decode, encode_utf8, looks_binary, Decoded, Encoding, BINARY_SNIFF_LEN};
 pub use pos::{lines, offset_to_position, position_to_offset, LineIndex, Lines, Offset, Position, PositionEncoding};
+pub use shared::SharedText;
 
 /// The line-ending style of a text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -115,6 +117,22 @@ impl LineFacts {
 /// Whether `text` ends with a line break.
 pub fn ends_with_newline(text: &str) -> bool {
     text.ends_with('\n') || text.ends_with('\r')
+}
+
+/// The line break `text` ends with (`\r\n`, `\n` or a lone `\r`), or `""`.
+pub fn final_break(text: &str) -> &'static str {
+    break_of_tail(text.as_bytes())
+}
+
+/// The line break a text ends with, told from its last bytes (two are enough); the one place
+/// that knows what a final line break is, for strings, ropes and shared texts alike.
+pub fn break_of_tail(tail: &[u8]) -> &'static str {
+    match tail {
+        [.., b'\r', b'\n'] => "\r\n",
+        [.., b'\n'] => "\n",
+        [.., b'\r'] => "\r",
+        _ => "",
+    }
 }
 
 /// Rewrites every line break in `text` (`\n`, `\r\n` or a lone `\r`) as `brk`, borrowing `text`
@@ -234,6 +252,19 @@ impl Document {
         }
     }
 
+    /// The contents (without their line breaks) of the lines from the 0-based `first` on, read
+    /// from the rope's leaves in place: a line within one leaf is borrowed, only one spanning
+    /// leaves is copied. A text ending in a line break yields no empty last line (as [`lines`]).
+    pub fn lines_from(&self, first: usize) -> ChunkLines<'_> {
+        let start = self.rope.line_to_byte(first.min(self.rope.len_lines()));
+        ChunkLines { chunks: self.rope.byte_slice(start..).chunks(), rest: "", carry: None, skip_lf: false }
+    }
+
+    /// A reader of the text's UTF-8 bytes (without the BOM), straight from the rope's leaves.
+    pub fn reader(&self) -> RopeReader<'_> {
+        RopeReader { chunks: self.rope.chunks(), current: &[] }
+    }
+
     /// Replaces the bytes in `range` with `text`. The range must lie on char boundaries within
     /// the text; callers convert and clamp positions with [`position_to_offset`] first.
     pub fn replace(&mut self, range: Range<Offset>, text: &str) {
@@ -268,6 +299,82 @@ impl Document {
                 replaced
             }
         }
+    }
+}
+/// The lines of a rope, leaf by leaf: see [`Document::lines_from`].
+#[derive(Debug, Clone)]
+pub struct ChunkLines<'a> {
+    chunks: ropey::iter::Chunks<'a>,
+    /// What is left of the current leaf.
+    rest: &'a str,
+    /// The start of a line that began in an earlier leaf.
+    carry: Option<String>,
+    /// The last line ended with `\r`: a `\n` next belongs to its break.
+    skip_lf: bool,
+}
+
+impl<'a> Iterator for ChunkLines<'a> {
+    type Item = Cow<'a, str>;
+
+    fn next(&mut self) -> Option<Cow<'a, str>> {
+        loop {
+            if self.rest.is_empty() {
+                // The end: a last line without a break, if any.
+                self.rest = match self.chunks.next() {
+                    Some(chunk) => chunk,
+                    None => return self.carry.take().map(Cow::Owned),
+                };
+            }
+            if std::mem::take(&mut self.skip_lf) {
+                if let Some(rest) = self.rest.strip_prefix('\n') {
+                    self.rest = rest;
+                    continue;
+                }
+            }
+            let Some(i) = memchr::memchr2(b'\n', b'\r', self.rest.as_bytes()) else {
+                self.carry.get_or_insert_with(String::new).push_str(self.rest);
+                self.rest = "";
+                continue;
+            };
+            let line = &self.rest[..i];
+            self.skip_lf = self.rest.as_bytes()[i] == b'\r';
+            self.rest = &self.rest[i + 1..];
+            return Some(match self.carry.take() {
+                Some(mut carried) => {
+                    carried.push_str(line);
+                    Cow::Owned(carried)
+                }
+                None => Cow::Borrowed(line),
+            });
+        }
+    }
+}
+
+/// Reads a rope's bytes leaf by leaf ([`Document::reader`]), so that a searcher can stream an
+/// open buffer as it streams a file, without first copying it into one string.
+#[derive(Debug, Clone)]
+pub struct RopeReader<'a> {
+    chunks: ropey::iter::Chunks<'a>,
+    current: &'a [u8],
+}
+
+impl std::io::Read for RopeReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut written = 0;
+        while written < buf.len() {
+            if self.current.is_empty() {
+                match self.chunks.next() {
+                    Some(chunk) => self.current = chunk.as_bytes(),
+                    None => break,
+                }
+                continue;
+            }
+            let n = self.current.len().min(buf.len() - written);
+            buf[written..written + n].copy_from_slice(&self.current[..n]);
+            self.current = &self.current[n..];
+            written += n;
+        }
+        Ok(written)
     }
 }
 

@@ -321,3 +321,32 @@ fn a_cancelled_search_stops_with_cancelled() {
         assert_eq!(f.call_err(tool, json!({"pattern": "alpha"})), ErrorKind::Cancelled, "{tool}");
     }
 }
+
+/// An open buffer is streamed from its rope's leaves: a large one, with matches and multi-line
+/// matches across leaf boundaries, gives the results its text gives as a file on disk.
+#[test]
+fn a_large_buffer_is_searched_as_its_file_would_be() {
+    let mut text = String::new();
+    for i in 0..20_000 {
+        text.push_str(&format!("line {i} é🦀 {}\r\n", if i % 97 == 0 { "needle" } else { "hay" }));
+    }
+    let mut f = fixture("//- sub/\n");
+    f.write("sub/disk.txt", &text);
+    let root = f.dir.path().canonicalize().expect("canonical");
+    let mut docs = BTreeMap::new();
+    let open = OpenDocument { doc: Document::from_text(&text), version: 2, dirty: true, stamp: 0 };
+    docs.insert(root.join("sub/open.txt"), open);
+    f.vfs = Vfs::new(Arc::new(f.vfs.workspace().clone()), Arc::new(Overlay::from_docs(docs)));
+    let grep = |path: &str, extra: serde_json::Value| {
+        let mut args = json!({"pattern": "needle\\r?\\nline \\d+", "path": path, "output_mode": "content"});
+        for (k, v) in extra.as_object().expect("object") {
+            args[k] = v.clone();
+        }
+        f.call("grep", args).expect("grep")
+    };
+    for extra in [json!({"multiline": true}), json!({"pattern": "needle"}), json!({"pattern": "é🦀 n"})] {
+        let (disk, open) = (grep("sub/disk.txt", extra.clone()), grep("sub/open.txt", extra.clone()));
+        assert!(disk.lines().count() > 100, "{extra}: {disk}");
+        assert_eq!(open.replace("sub/open.txt", "sub/disk.txt"), disk, "{extra}");
+    }
+}

@@ -1,5 +1,6 @@
 //! `read_file`: a file's lines, numbered, paged.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use schemars::JsonSchema;
@@ -103,8 +104,12 @@ pub fn read_page(ctx: &Context<'_>, path: &SandboxPath, page: Page, paged: bool)
         )
         .with_path(path.given()));
     }
-    let file = ctx.vfs.read_text(path)?;
-    let mut out = format_page(path.given(), &file.text, page);
+    // An open buffer is paged from its rope in place: a whole read of a large buffer would
+    // otherwise copy it into one string first.
+    let mut out = match ctx.vfs.overlay().get(path.real()) {
+        Some(open) => format_document(path.given(), &open.doc, page),
+        None => format_page(path.given(), &ctx.vfs.read_text(path)?.text, page),
+    };
     // The model must know that the text is not what the file on disk holds.
     if let crate::vfs::Origin::Buffer { dirty: true, .. } = meta.origin {
         out.push_str(UNSAVED_NOTE);
@@ -117,10 +122,36 @@ pub const UNSAVED_NOTE: &str = "\n(from the open editor buffer, which has unsave
 
 /// Numbers and pages `text`.
 pub fn format_page(shown: &str, text: &str, page: Page) -> String {
-    if text.is_empty() {
+    let total = crate::text::LineFacts::of(text).lines;
+    format_lines(
+        shown,
+        total,
+        text.len(),
+        |first| lines(text).skip(first).map(|(content, _)| Cow::Borrowed(content)),
+        page,
+    )
+}
+
+/// Numbers and pages an open document, reading its lines from the rope in place.
+pub fn format_document(shown: &str, doc: &crate::text::Document, page: Page) -> String {
+    format_lines(shown, doc.line_count(), doc.len(), |first| doc.lines_from(first), page)
+}
+
+/// Numbers and pages a text of `total` lines and `size` bytes whose line contents (without
+/// breaks) from the 0-based line `n` on are `lines_from(n)`.
+fn format_lines<'t, I>(
+    shown: &str,
+    total: usize,
+    size: usize,
+    lines_from: impl FnOnce(usize) -> I,
+    page: Page,
+) -> String
+where
+    I: Iterator<Item = Cow<'t, str>>,
+{
+    if total == 0 {
         return "(empty file)".to_owned();
     }
-    let total = crate::text::LineFacts::of(text).lines;
     let first = match page.offset {
         None => 1,
         Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
@@ -139,10 +170,10 @@ pub fn format_page(shown: &str, text: &str, page: Page) -> String {
     // Sized for the page and its number column at once: growing a page of a large file by
     // doubling would briefly hold twice its size.
     let shown = last + 1 - first;
-    let mut out = String::with_capacity(text.len().min(page.limit.saturating_mul(80)) + shown * (width + 1) + 128);
-    for (i, (content, _)) in lines(text).enumerate().skip(first - 1).take(shown) {
-        push_line_number(&mut out, i + 1, width);
-        push_truncated(&mut out, content);
+    let mut out = String::with_capacity(size.min(page.limit.saturating_mul(80)) + shown * (width + 1) + 128);
+    for (i, content) in lines_from(first - 1).take(shown).enumerate() {
+        push_line_number(&mut out, first + i, width);
+        push_truncated(&mut out, &content);
         out.push('\n');
     }
     if last < total {
@@ -307,5 +338,37 @@ five
         // A bad field is named in the message.
         let (_, msg) = f.call("read_file", json!({"path": "a.txt", "limit": "ten"})).expect_err("bad");
         assert!(msg.contains("`limit`"), "{msg}");
+    }
+
+    /// A page of an open buffer, read from its rope in place, is the page of its text: line
+    /// breaks of every kind, lines longer than one of the rope's leaves, pages at every edge.
+    #[test]
+    fn a_page_of_an_open_buffer_is_the_page_of_its_text() {
+        use super::{format_document, format_page, Page};
+        use crate::text::Document;
+
+        let long = "é€🦀x".repeat(700);
+        let texts = [
+            String::new(),
+            "a".to_owned(),
+            "a\n".to_owned(),
+            "\n\n".to_owned(),
+            "a\r\nb\r\n".to_owned(),
+            "a\rb\r".to_owned(),
+            "a\r\n\rb\n\r".to_owned(),
+            format!("{long}\n{long}\r\nshort\r{long}"),
+            "line\r\n".repeat(3000),
+            format!("{}tail", "x\n".repeat(5000)),
+        ];
+        let pages =
+            [(None, 2000), (Some(1), 1), (Some(2), 3), (Some(2999), 5), (Some(-1), 1), (Some(-3), 10), (Some(7000), 1)];
+        for text in &texts {
+            let doc = Document::from_text(text);
+            for &(offset, limit) in &pages {
+                let page = Page { offset, limit };
+                let (want, got) = (format_page("f", text, page), format_document("f", &doc, page));
+                assert!(want == got, "{:?} at {offset:?}/{limit}: {got:?} != {want:?}", &text[..text.len().min(40)]);
+            }
+        }
     }
 }

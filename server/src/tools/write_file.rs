@@ -225,7 +225,7 @@ mod tests {
             [FileOp::Edit { base, changes, .. }] => {
                 assert_eq!(changes.len(), 1, "{changes:?}");
                 assert!(changes[0].text.len() < 32, "{changes:?}");
-                assert_eq!(crate::edit::apply_changes(&base.text, changes), new);
+                assert_eq!(crate::edit::apply_changes(&base.text.to_str(), changes), new);
             }
             other => panic!("expected one edit, got {other:?}"),
         }

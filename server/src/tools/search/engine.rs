@@ -348,12 +348,13 @@ impl<'a> Worker<'a> {
     }
 
     fn search_buffer(&mut self, open: &OpenDocument) -> Outcome {
-        let text = open.doc.text();
-        if text.len() as u64 > self.ctx.config.max_grep_file_bytes {
-            return Outcome::TooLarge(text.len() as u64);
+        let len = open.doc.len() as u64;
+        if len > self.ctx.config.max_grep_file_bytes {
+            return Outcome::TooLarge(len);
         }
         self.sink.reset(self.keep());
-        if let Err(e) = self.searcher.search_slice(&self.matcher, text.as_bytes(), &mut self.sink) {
+        // Streamed from the rope's leaves as a file is from disk: no copy of the whole buffer.
+        if let Err(e) = self.searcher.search_reader(&self.matcher, open.doc.reader(), &mut self.sink) {
             return Outcome::Unreadable(e);
         }
         self.sink.outcome()
