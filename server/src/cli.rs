@@ -8,9 +8,10 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 
+use crate::config::{Cancel, Config};
 use crate::profiles::{self, CallError, Profile};
 use crate::sink::DiskSink;
-use crate::tools::{Cancel, Config, Context};
+use crate::tools::Context;
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
 

@@ -7,6 +7,7 @@
 
 pub mod bridge;
 pub mod cli;
+pub mod config;
 pub mod edit;
 pub mod error;
 pub mod exec;

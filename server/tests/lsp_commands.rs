@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use lsp_support::{error_kind, neovim_capabilities, test_options, text, Hooks, Session, Setup};
 use serde_json::{json, Value};
+use tether::config::Config;
 use tether::lsp::{Limits, Options};
-use tether::tools::Config;
 
 const FILES: &str = r#"
 //- a.txt

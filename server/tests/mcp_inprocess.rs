@@ -8,9 +8,9 @@ use rmcp::model::{CallToolRequest, CallToolRequestParams, CallToolResult, Client
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{json, Map, Value};
+use tether::config::Config;
 use tether::mcp::{DiskHost, McpServer};
 use tether::profiles;
-use tether::tools::Config;
 use tether::workspace::Workspace;
 
 /// A client that records progress notifications.

@@ -5,9 +5,10 @@ use std::fs;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
+use tether::config::{Cancel, Config};
 use tether::profiles::{CallError, Profile, Standard};
 use tether::sink::{self, DiskSink};
-use tether::tools::{self, Cancel, Config, Context, Output};
+use tether::tools::{self, Context, Output};
 use tether::vfs::Vfs;
 use tether::workspace::Workspace;
 use tether::ErrorKind;

@@ -5,9 +5,10 @@ use std::process::Command;
 use std::sync::Arc;
 
 use serde_json::json;
+use tether::config::{Cancel, Config};
 use tether::profiles::{CallError, Profile, Standard};
 use tether::sink::DiskSink;
-use tether::tools::{Cancel, Config, Context};
+use tether::tools::Context;
 use tether::vfs::Vfs;
 use tether::workspace::Workspace;
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tether::tools::{run, Cancel, Config, Context, Effects, Output};
+use tether::config::{Cancel, Config};
+use tether::tools::{run, Context, Effects, Output};
 use tether::vfs::Vfs;
 use tether::workspace::Workspace;
 use tether::ErrorKind;

@@ -48,7 +48,7 @@ impl Closest {
 
     /// The line range, as `line 4` or `lines 4-9`.
     pub fn lines(&self) -> String {
-        super::matcher::line_span(self.first, self.first + self.height - 1)
+        line_span(self.first, self.first + self.height - 1)
     }
 }
 
@@ -122,6 +122,15 @@ pub fn split_lines(text: &str) -> Vec<&str> {
         out.pop();
     }
     out
+}
+
+/// `line 4` or `lines 4-9`.
+pub fn line_span(first: usize, last: usize) -> String {
+    if first == last {
+        format!("line {first}")
+    } else {
+        format!("lines {first}-{last}")
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::closest::{closest, split_lines, Closest};
+use super::closest::{closest, line_span, split_lines, Closest};
 use super::reindent::reindent;
 use super::view::Mapped;
 use super::TextChange;
@@ -195,15 +195,6 @@ pub fn refine(base: &SharedText, changes: Vec<TextChange>) -> Vec<TextChange> {
         }
     }
     out
-}
-
-/// `line 4` or `lines 4-9`.
-pub fn line_span(first: usize, last: usize) -> String {
-    if first == last {
-        format!("line {first}")
-    } else {
-        format!("lines {first}-{last}")
-    }
 }
 
 /// [`replace`] on a shared text. An open buffer's rope whose line breaks are all `\n` is

@@ -2,14 +2,14 @@
 //! task that keeps the bridge endpoint in step with the workspace folders.
 //!
 //! A call arriving over the bridge socket is admitted like `tether.callTool` (it counts against
-//! [`Limits::max_admitted`](super::Limits) and waits for one of the running turns) but holds no
+//! [`Limits::max_admitted`](super::options::Limits) and waits for one of the running turns) but holds no
 //! tower-lsp handler slot, since it never entered through the editor's connection.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::calls::Caller;
-use super::server::Shared;
+use super::shared::Shared;
 use crate::bridge::{self, Endpoint, MakeServer};
 use crate::error::{Error, ErrorKind};
 use crate::mcp::{Answer, BoxFuture, Host, McpServer, ToolCall};

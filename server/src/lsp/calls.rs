@@ -1,44 +1,21 @@
 //! Running a tool call: admission, a turn on the blocking pool, and the retry loop.
 //!
 //! This is the one place that retries a call whose edit met a buffer that changed meanwhile:
-//! the tool runs again on a fresh snapshot, up to [`Limits::max_attempts`](super::Limits) times.
+//! the tool runs again on a fresh snapshot, up to [`Limits::max_attempts`](super::options::Limits) times.
 //! `tether.callTool` and calls arriving over the bridge socket both come through
 //! [`Shared::call_tool`].
 
 use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::server::Shared;
-use super::sink::EditorSink;
-use super::Limits;
+use super::shared::Shared;
+use super::sink::{Delivered, EditorSink};
+use crate::config::Cancel;
 use crate::error::{Error, ErrorKind};
 use crate::profiles::{CallError, CallResult, Profile};
 use crate::sink::Applied;
-use crate::tools::{Cancel, Context};
-
-/// Admission and concurrency of tool calls.
-#[derive(Debug)]
-pub(crate) struct Calls {
-    admitted: Arc<Semaphore>,
-    running: Semaphore,
-}
-
-impl Calls {
-    /// Caps from `limits`.
-    pub fn new(limits: &Limits) -> Calls {
-        Calls {
-            admitted: Arc::new(Semaphore::new(limits.max_admitted.max(1))),
-            running: Semaphore::new(limits.max_running.max(1)),
-        }
-    }
-
-    /// Admits one call arriving through an LSP request, or `None` when too many are in flight.
-    pub fn admit(&self) -> Option<OwnedSemaphorePermit> {
-        self.admitted.clone().try_acquire_owned().ok()
-    }
-}
+use crate::tools::Context;
 
 /// Who started a tool call inside `tether lsp`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,16 +26,6 @@ pub(crate) enum Caller {
     /// An assistant attached over the bridge socket, which is also told which files went
     /// straight to disk.
     Bridge,
-}
-
-/// What became of one attempt's changes, as the editor sink found out.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Delivered {
-    /// Where each change of the applied plan went, when one was applied.
-    pub applied: Option<Applied>,
-    /// Whether the plan met a buffer that changed meanwhile, so that running the tool again on a
-    /// fresh snapshot may succeed.
-    pub retry: bool,
 }
 
 impl Shared {
@@ -75,7 +42,7 @@ impl Shared {
         caller: Caller,
     ) -> Result<CallResult, CallError> {
         let limits = &self.options.limits;
-        let _turn = match tokio::time::timeout(limits.queue_timeout, self.calls.running.acquire()).await {
+        let _turn = match tokio::time::timeout(limits.queue_timeout, self.calls.turn()).await {
             Ok(Ok(permit)) => permit,
             _ => {
                 let e = Error::new(

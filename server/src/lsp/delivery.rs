@@ -23,11 +23,11 @@ use tower_lsp::lsp_types::{
 
 use super::capabilities::ClientCaps;
 use super::convert::{anchor_before_final_break, from_lsp, text_edits};
+use super::options::SavePolicy;
 use super::protocol::{SaveDocuments, SaveDocumentsParams};
-use super::server::Shared;
+use super::shared::Shared;
 use super::store::{DocState, Following};
 use super::track::{replace_all, Sent, Verdict};
-use super::SavePolicy;
 use crate::edit::{minimal_changes, Base, EditPlan, TextChange};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sink::Destination;

@@ -3,7 +3,7 @@
 //! When the client passes a `workDoneToken` with `workspace/executeCommand`, the call reports
 //! `begin` and `end` on it at once (the LSP rule for client-initiated progress). Otherwise, when
 //! the client supports `window.workDoneProgress`, a call still running after
-//! [`Limits::progress_delay`](super::Limits) gets a server-created token
+//! [`Limits::progress_delay`](super::options::Limits) gets a server-created token
 //! (`window/workDoneProgress/create`), so that quick calls never flash a progress bar.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +19,7 @@ use tower_lsp::lsp_types::{
 };
 use tower_lsp::Client;
 
-use super::server::Shared;
+use super::shared::Shared;
 
 /// How long the client has to answer `window/workDoneProgress/create`.
 const CREATE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);

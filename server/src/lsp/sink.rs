@@ -29,11 +29,10 @@ use std::sync::Arc;
 use tokio::runtime::Handle;
 use tower_lsp::lsp_types::Url;
 
-use super::calls::Delivered;
 use super::capabilities::ClientCaps;
 use super::convert::uri_of;
 use super::delivery::{about_versions, doc_edit, Delivery, EditorOp, Landing, Refusal};
-use super::server::Shared;
+use super::shared::Shared;
 use super::track::Verdict;
 use crate::edit::{minimal_changes, EditPlan, FileOp};
 use crate::error::{Error, ErrorKind, Result};
@@ -41,6 +40,16 @@ use crate::sink::{Applied, Destination, Sink};
 use crate::text::SharedText;
 use crate::vfs::{Origin, Vfs};
 use crate::workspace::SandboxPath;
+
+/// What became of one attempt's changes, as the editor sink found out.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Delivered {
+    /// Where each change of the applied plan went, when one was applied.
+    pub applied: Option<Applied>,
+    /// Whether the plan met a buffer that changed meanwhile, so that running the tool again on a
+    /// fresh snapshot may succeed.
+    pub retry: bool,
+}
 
 /// The sink of one attempt of one tool call inside `tether lsp`.
 pub(crate) struct EditorSink {

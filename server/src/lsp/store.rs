@@ -309,48 +309,6 @@ fn state(e: &Entry) -> DocState {
     }
 }
 
-/// Whether two ropes hold the same text. The length is checked first, so most comparisons are
-/// O(1); then the chunks are walked side by side, and where both point at the same memory (ropes
-/// cloned from one another share every leaf neither has changed since) the bytes are equal without
-/// being read. Comparing an edited document with the text expected after a small edit therefore
-/// reads only the edited leaves.
-pub fn ropes_eq(a: &Rope, b: &Rope) -> bool {
-    if a.len_bytes() != b.len_bytes() {
-        return false;
-    }
-    let (mut ca, mut cb) = (a.chunks(), b.chunks());
-    let (mut x, mut y): (&[u8], &[u8]) = (&[], &[]);
-    loop {
-        if x.is_empty() {
-            x = match ca.next() {
-                Some(c) => c.as_bytes(),
-                None => return y.is_empty() && cb.all(str::is_empty),
-            };
-            continue;
-        }
-        if y.is_empty() {
-            y = match cb.next() {
-                Some(c) => c.as_bytes(),
-                None => return false,
-            };
-            continue;
-        }
-        let n = x.len().min(y.len());
-        if !std::ptr::eq(x.as_ptr(), y.as_ptr()) && x[..n] != y[..n] {
-            return false;
-        }
-        (x, y) = (&x[n..], &y[n..]);
-    }
-}
-
-/// The line break `rope` ends with, if any (looking at its last two bytes only).
-pub fn rope_final_break(rope: &Rope) -> &'static str {
-    let n = rope.len_bytes();
-    let from = n.saturating_sub(2);
-    let tail: Vec<u8> = (from..n).map(|i| rope.byte(i)).collect();
-    crate::text::break_of_tail(&tail)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,31 +394,5 @@ mod tests {
         let end = Position::new(1, 0);
         store.change(&uri("a"), 2, [(Some((end, end)), "no break\r\n")], PositionEncoding::Utf8, 1).expect("change");
         assert_eq!(following.verdict(), Verdict::Landed { version: 2, typed: false });
-    }
-
-    #[test]
-    fn rope_equality_across_chunks() {
-        let text: String = (0..5000).map(|i| format!("line {i} \u{1F600}\n")).collect();
-        let rope = Rope::from_str(&text);
-        assert!(rope.chunks().count() > 1);
-        // Built another way, so that the chunk boundaries differ.
-        let mut same = Rope::from_str(&text[..100]);
-        same.insert(same.len_chars(), &text[100..]);
-        assert!(ropes_eq(&rope, &same));
-        let mut other = text.clone();
-        let at = text.len() / 2 + text[text.len() / 2..].find('l').expect("an l");
-        other.replace_range(at..at + 1, "L");
-        assert!(!ropes_eq(&rope, &Rope::from_str(&other)));
-        assert!(!ropes_eq(&rope, &Rope::from_str(&text[1..])));
-        // Clones share their leaves; an edit in one (and the same edit in the other) leaves
-        // the rest shared, and a difference inside a changed leaf is still found.
-        let (mut x, mut y) = (rope.clone(), rope.clone());
-        x.insert(10, "é");
-        y.insert(10, "é");
-        assert!(ropes_eq(&x, &y));
-        y.remove(3000..3001);
-        y.insert(3000, "Z");
-        assert!(!ropes_eq(&x, &y));
-        assert!(ropes_eq(&Rope::new(), &Rope::from_str("")));
     }
 }

@@ -311,13 +311,7 @@ fn carry(ranges: &[Range<usize>], range: &Range<usize>, inserted: usize) -> Opti
 /// is still in the original text's offsets.
 pub(super) fn replace_all<'t>(rope: &mut Rope, edits: impl DoubleEndedIterator<Item = (Range<usize>, &'t str)>) {
     for (range, text) in edits.rev() {
-        let (start, end) = (rope.byte_to_char(range.start), rope.byte_to_char(range.end));
-        if start < end {
-            rope.remove(start..end);
-        }
-        if !text.is_empty() {
-            rope.insert(start, text);
-        }
+        crate::text::replace_bytes(rope, range, text);
     }
 }
 
@@ -325,11 +319,11 @@ pub(super) fn replace_all<'t>(rope: &mut Rope, edits: impl DoubleEndedIterator<I
 /// keeps the final line break as a buffer property (Neovim's 'eol') makes: a final break added
 /// to a text that had none.
 pub(crate) fn same_text(seen: &Rope, expected: &Rope) -> bool {
-    if super::store::ropes_eq(seen, expected) {
+    if crate::text::ropes_eq(seen, expected) {
         return true;
     }
     let extra = seen.len_bytes().wrapping_sub(expected.len_bytes());
-    if !(1..=2).contains(&extra) || !super::store::rope_final_break(expected).is_empty() {
+    if !(1..=2).contains(&extra) || !crate::text::rope_final_break(expected).is_empty() {
         return false;
     }
     let tail = seen.byte_slice(expected.len_bytes()..);

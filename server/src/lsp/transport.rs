@@ -14,7 +14,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -24,29 +23,8 @@ use tokio::sync::oneshot;
 use tower_lsp::jsonrpc::{Request, Response};
 use tower_lsp::{ClientSocket, ExitedError, Loopback, LspService, Server};
 
-use super::Backend;
-
-/// The numbering of the messages read from the editor.
-#[derive(Debug, Default)]
-pub(crate) struct Arrivals {
-    /// How many requests and notifications have been read.
-    read: AtomicU64,
-    /// The number of the message whose handler is running (handlers run one poll at a time).
-    running: AtomicU64,
-}
-
-impl Arrivals {
-    /// How many messages have been read so far.
-    pub fn read(&self) -> u64 {
-        self.read.load(Ordering::SeqCst)
-    }
-
-    /// The number of the message whose handler is being polled: called by a handler that needs
-    /// its own message's place (`didChange`), before its first `.await`.
-    pub fn running(&self) -> u64 {
-        self.running.load(Ordering::SeqCst)
-    }
-}
+use super::arrivals::Arrivals;
+use super::server::Backend;
 
 /// tether's tower service: tower-lsp's own, numbering each message as it is read.
 pub struct Service {
@@ -83,7 +61,7 @@ impl tower_service::Service<Request> for Service {
 
     fn call(&mut self, req: Request) -> Self::Future {
         // Called by tower-lsp's read loop, in the order the messages were read.
-        let number = self.arrivals.read.fetch_add(1, Ordering::SeqCst) + 1;
+        let number = self.arrivals.arrive();
         Numbered { number, arrivals: self.arrivals.clone(), inner: self.inner.call(req) }
     }
 }
@@ -99,7 +77,7 @@ impl<F: Future + Unpin> Future for Numbered<F> {
     type Output = F::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        self.arrivals.running.store(self.number, Ordering::SeqCst);
+        self.arrivals.set_running(self.number);
         Pin::new(&mut self.inner).poll(cx)
     }
 }

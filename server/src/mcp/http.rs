@@ -32,9 +32,9 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use subtle::ConstantTimeEq as _;
 
 use super::{Answer, BoxFuture, DiskHost, Host, McpServer, ToolCall};
+use crate::config::Config;
 use crate::profiles;
 use crate::profiles::CallError;
-use crate::tools::Config;
 use crate::workspace::Workspace;
 
 /// The path the MCP endpoint is served at.

@@ -33,9 +33,10 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
+use crate::config::{Cancel, Config};
 use crate::profiles::{CallError, CallResult, Item, Profile, ToolInfo};
 use crate::sink::{DiskSink, Sink};
-use crate::tools::{Cancel, Config, Context};
+use crate::tools::Context;
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
 

@@ -13,11 +13,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{CallError, CallResult, Profile, ToolInfo};
+use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sink::Sink;
 use crate::tools::explore::{self, ListQuery, ReadEncoding, SearchQuery};
 use crate::tools::search::PathGlob;
-use crate::tools::{check_range, parse_args, schema_of, Config, Context, Effects};
+use crate::tools::{check_range, parse_args, schema_of, Context, Effects};
 
 /// The `explorer` profile.
 #[derive(Debug, Clone, Copy, Default)]

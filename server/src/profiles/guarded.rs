@@ -15,6 +15,7 @@
 use serde_json::{json, Value};
 
 use super::{CallError, CallResult, Profile, ToolInfo};
+use crate::config::Config;
 use crate::edit::patch::{self, apply_hunks, envelope, unified, FileChange, FilePatch, PatchLine};
 use crate::edit::{Base, EditPlan, FileOp, TextChange};
 use crate::error::{Error, ErrorKind, Result};
@@ -23,7 +24,7 @@ use crate::sink::{self, Sink};
 use crate::text::{convert_breaks, LineEnding};
 use crate::tools::run_allowed::{run_allowed, RunAllowedArgs};
 use crate::tools::write_file::read_editable;
-use crate::tools::{self, parse_args, Config, Context, Effects, Output};
+use crate::tools::{self, parse_args, Context, Effects, Output};
 use crate::vfs::EntryKind;
 
 /// The commands `run_command` may start unless the server is given its own list

@@ -14,9 +14,10 @@ use std::fmt;
 
 use serde_json::{json, Value};
 
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::sink::Sink;
-use crate::tools::{Config, Context, Effects};
+use crate::tools::{Context, Effects};
 
 pub use coder::Coder;
 pub use explorer::Explorer;

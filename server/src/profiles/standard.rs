@@ -6,9 +6,10 @@
 use serde_json::{json, Value};
 
 use super::{CallError, CallResult, Profile, ToolInfo};
+use crate::config::Config;
 use crate::error::Error;
 use crate::sink::{self, Sink};
-use crate::tools::{self, Config, Context, Output};
+use crate::tools::{self, Context, Output};
 
 /// The `standard` profile.
 #[derive(Debug, Clone, Copy, Default)]

@@ -8,9 +8,9 @@ pub mod disk;
 
 use std::fmt;
 
+use crate::config::Config;
 use crate::edit::EditPlan;
 use crate::error::{Error, ErrorKind, Result};
-use crate::tools::Config;
 use crate::vfs::Vfs;
 
 pub use disk::{DiskSink, Pending};

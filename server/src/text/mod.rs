@@ -135,6 +135,14 @@ pub fn break_of_tail(tail: &[u8]) -> &'static str {
     }
 }
 
+/// The line break `rope` ends with, if any (looking at its last two bytes only).
+pub fn rope_final_break(rope: &Rope) -> &'static str {
+    let n = rope.len_bytes();
+    let from = n.saturating_sub(2);
+    let tail: Vec<u8> = (from..n).map(|i| rope.byte(i)).collect();
+    break_of_tail(&tail)
+}
+
 /// Rewrites every line break in `text` (`\n`, `\r\n` or a lone `\r`) as `brk`, borrowing `text`
 /// when it already uses `brk` throughout.
 ///
@@ -268,14 +276,7 @@ impl Document {
     /// Replaces the bytes in `range` with `text`. The range must lie on char boundaries within
     /// the text; callers convert and clamp positions with [`position_to_offset`] first.
     pub fn replace(&mut self, range: Range<Offset>, text: &str) {
-        let start = self.rope.byte_to_char(range.start.get());
-        let end = self.rope.byte_to_char(range.end.get());
-        if start < end {
-            self.rope.remove(start..end);
-        }
-        if !text.is_empty() {
-            self.rope.insert(start, text);
-        }
+        replace_bytes(&mut self.rope, range.start.get()..range.end.get(), text);
     }
 
     /// Applies an LSP content change: `range` in the given encoding, or the whole text when `None`.
@@ -301,6 +302,52 @@ impl Document {
         }
     }
 }
+/// Replaces the bytes in `range` of `rope` (on char boundaries) with `text`: the one place a
+/// byte range becomes the char range ropey edits by.
+pub fn replace_bytes(rope: &mut Rope, range: Range<usize>, text: &str) {
+    let (start, end) = (rope.byte_to_char(range.start), rope.byte_to_char(range.end));
+    if start < end {
+        rope.remove(start..end);
+    }
+    if !text.is_empty() {
+        rope.insert(start, text);
+    }
+}
+
+/// Whether two ropes hold the same text. The length is checked first, so most comparisons are
+/// O(1); then the chunks are walked side by side, and where both point at the same memory (ropes
+/// cloned from one another share every leaf neither has changed since) the bytes are equal without
+/// being read. Comparing an edited document with the text expected after a small edit therefore
+/// reads only the edited leaves.
+pub fn ropes_eq(a: &Rope, b: &Rope) -> bool {
+    if a.len_bytes() != b.len_bytes() {
+        return false;
+    }
+    let (mut ca, mut cb) = (a.chunks(), b.chunks());
+    let (mut x, mut y): (&[u8], &[u8]) = (&[], &[]);
+    loop {
+        if x.is_empty() {
+            x = match ca.next() {
+                Some(c) => c.as_bytes(),
+                None => return y.is_empty() && cb.all(str::is_empty),
+            };
+            continue;
+        }
+        if y.is_empty() {
+            y = match cb.next() {
+                Some(c) => c.as_bytes(),
+                None => return false,
+            };
+            continue;
+        }
+        let n = x.len().min(y.len());
+        if !std::ptr::eq(x.as_ptr(), y.as_ptr()) && x[..n] != y[..n] {
+            return false;
+        }
+        (x, y) = (&x[n..], &y[n..]);
+    }
+}
+
 /// The lines of a rope, leaf by leaf: see [`Document::lines_from`].
 #[derive(Debug, Clone)]
 pub struct ChunkLines<'a> {
@@ -381,6 +428,32 @@ impl std::io::Read for RopeReader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rope_equality_across_chunks() {
+        let text: String = (0..5000).map(|i| format!("line {i} \u{1F600}\n")).collect();
+        let rope = Rope::from_str(&text);
+        assert!(rope.chunks().count() > 1);
+        // Built another way, so that the chunk boundaries differ.
+        let mut same = Rope::from_str(&text[..100]);
+        same.insert(same.len_chars(), &text[100..]);
+        assert!(ropes_eq(&rope, &same));
+        let mut other = text.clone();
+        let at = text.len() / 2 + text[text.len() / 2..].find('l').expect("an l");
+        other.replace_range(at..at + 1, "L");
+        assert!(!ropes_eq(&rope, &Rope::from_str(&other)));
+        assert!(!ropes_eq(&rope, &Rope::from_str(&text[1..])));
+        // Clones share their leaves; an edit in one (and the same edit in the other) leaves
+        // the rest shared, and a difference inside a changed leaf is still found.
+        let (mut x, mut y) = (rope.clone(), rope.clone());
+        x.insert(10, "é");
+        y.insert(10, "é");
+        assert!(ropes_eq(&x, &y));
+        y.remove(3000..3001);
+        y.insert(3000, "Z");
+        assert!(!ropes_eq(&x, &y));
+        assert!(ropes_eq(&Rope::new(), &Rope::from_str("")));
+    }
 
     #[test]
     fn line_endings() {

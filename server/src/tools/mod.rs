@@ -27,41 +27,14 @@ pub mod shell;
 pub mod stat;
 pub mod write_file;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::config::{Cancel, Config};
 use crate::edit::EditPlan;
 use crate::error::{Error, Result};
 use crate::vfs::Vfs;
-
-/// Limits and switches that hold for a whole server or CLI run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Config {
-    /// Largest file `read_file` returns whole, without `offset`/`limit`.
-    pub max_read_bytes: u64,
-    /// Files larger than this are skipped by `grep`.
-    pub max_grep_file_bytes: u64,
-    /// Only tools that change nothing are served.
-    pub read_only: bool,
-    /// The programs an allow-listed command runner may start, replacing its profile's own list
-    /// (`None`: the profile's list).
-    pub allowed_commands: Option<Vec<String>>,
-}
-
-impl Default for Config {
-    fn default() -> Config {
-        Config {
-            max_read_bytes: 10 * 1024 * 1024,
-            max_grep_file_bytes: 50 * 1024 * 1024,
-            read_only: false,
-            allowed_commands: None,
-        }
-    }
-}
 
 /// What a tool call sees: the read view, the run's configuration, and its cancellation signal.
 #[derive(Debug, Clone, Copy)]
@@ -72,37 +45,6 @@ pub struct Context<'a> {
     pub config: &'a Config,
     /// Set when the caller gives up on the call; long tools poll it and stop early.
     pub cancel: &'a Cancel,
-}
-
-/// A cancellation signal for one tool call, shared between the frontend (which sets it) and the
-/// tool (which polls it).
-#[derive(Debug, Clone, Default)]
-pub struct Cancel(Arc<AtomicBool>);
-
-impl Cancel {
-    /// Asks the call to stop.
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-
-    /// Whether the call was asked to stop.
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-
-    /// The underlying flag, for code that polls an `AtomicBool` (such as `exec::run`).
-    pub fn flag(&self) -> &AtomicBool {
-        &self.0
-    }
-
-    /// Fails with `cancelled` once the call was asked to stop.
-    pub fn check(&self) -> Result<()> {
-        if self.is_cancelled() {
-            Err(Error::new(crate::error::ErrorKind::Cancelled, "the call was cancelled"))
-        } else {
-            Ok(())
-        }
-    }
 }
 
 /// A successful tool result.

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::edit_file::read_editable;
 use super::{parse_args, schema_of, Context, Effects, Output, Tool};
-use crate::edit::matcher::line_span;
+use crate::edit::closest::line_span;
 use crate::edit::replace::Template;
 use crate::edit::view::Mapped;
 use crate::edit::{Base, EditPlan, FileOp, TextChange};

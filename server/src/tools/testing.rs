@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Cancel, Config, Context, Output};
+use super::{Context, Output};
+use crate::config::{Cancel, Config};
 use crate::error::ErrorKind;
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;

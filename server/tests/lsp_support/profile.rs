@@ -6,11 +6,12 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use tether::config::Config;
 use tether::edit::{Base, EditPlan, FileOp, TextChange};
 use tether::error::{Error, ErrorKind};
 use tether::profiles::{CallError, CallResult, Profile, Standard, ToolInfo};
 use tether::sink::{self, Applied, Destination, DiskSink, Pending, Sink, TwoPhaseSink};
-use tether::tools::{Config, Context, Effects};
+use tether::tools::{Context, Effects};
 use tether::vfs::Vfs;
 
 /// Hooks a test sets to act inside a tool call.

@@ -2,7 +2,7 @@
 //! editor integration should depend on it.
 
 use crate::lsp::protocol::{DebugDocument, DebugDocumentParams};
-use crate::lsp::server::Shared;
+use crate::lsp::shared::Shared;
 
 /// The document's version, text and dirty flag, or `None` when it is not open.
 pub(crate) fn handle(shared: &Shared, params: DebugDocumentParams) -> Option<DebugDocument> {

@@ -3,7 +3,7 @@
 use tower_lsp::lsp_types::DidChangeTextDocumentParams;
 
 use crate::lsp::convert::from_lsp;
-use crate::lsp::server::Shared;
+use crate::lsp::shared::Shared;
 use crate::lsp::store::SyncError;
 
 /// Applies the changes synchronously, in the negotiated encoding. A change for a document that

@@ -3,7 +3,7 @@
 use tower_lsp::lsp_types::DidChangeWorkspaceFoldersParams;
 
 use crate::lsp::convert::path_of;
-use crate::lsp::server::Shared;
+use crate::lsp::shared::Shared;
 
 /// Removes the removed folders from the roots and adds the added ones.
 pub(crate) fn handle(shared: &Shared, params: DidChangeWorkspaceFoldersParams) {

@@ -2,7 +2,7 @@
 
 use tower_lsp::lsp_types::DidCloseTextDocumentParams;
 
-use crate::lsp::server::Shared;
+use crate::lsp::shared::Shared;
 
 /// Forgets the document.
 pub(crate) fn handle(shared: &Shared, params: DidCloseTextDocumentParams) {

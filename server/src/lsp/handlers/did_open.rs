@@ -3,7 +3,7 @@
 use tower_lsp::lsp_types::DidOpenTextDocumentParams;
 
 use crate::lsp::convert::{canonical, path_of};
-use crate::lsp::server::Shared;
+use crate::lsp::shared::Shared;
 use crate::text::{decode, Decoded, Document};
 
 /// Records the document, synchronously. It is dirty when its text differs from the file on disk

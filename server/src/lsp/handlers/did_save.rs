@@ -2,7 +2,7 @@
 
 use tower_lsp::lsp_types::DidSaveTextDocumentParams;
 
-use crate::lsp::server::Shared;
+use crate::lsp::shared::Shared;
 
 /// Marks the document clean.
 pub(crate) fn handle(shared: &Shared, params: DidSaveTextDocumentParams) {

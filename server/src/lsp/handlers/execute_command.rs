@@ -8,12 +8,12 @@ use tower_lsp::jsonrpc::{Error as RpcError, Result as RpcResult};
 use tower_lsp::lsp_types::ExecuteCommandParams;
 use tower_lsp::lsp_types::MessageType;
 
+use crate::config::Cancel;
 use crate::lsp::calls::Caller;
 use crate::lsp::progress::Progress;
 use crate::lsp::protocol::{self, CallToolParams, ListToolsParams};
-use crate::lsp::server::{request_failed, Shared};
+use crate::lsp::shared::{request_failed, Shared};
 use crate::profiles::{CallError, CallResult, Item};
-use crate::tools::Cancel;
 
 /// Runs one of tether's commands.
 pub(crate) async fn handle(shared: &Arc<Shared>, params: ExecuteCommandParams) -> RpcResult<Option<Value>> {

@@ -5,8 +5,9 @@ use tower_lsp::lsp_types::{InitializeParams, InitializeResult, ServerInfo};
 
 use crate::lsp::capabilities::{server_capabilities, ClientCaps};
 use crate::lsp::convert::path_of;
-use crate::lsp::server::Shared;
-use crate::lsp::{protocol, SavePolicy};
+use crate::lsp::options::SavePolicy;
+use crate::lsp::protocol;
+use crate::lsp::shared::Shared;
 
 /// Records the client's capabilities and roots, and answers the server's capabilities.
 pub(crate) fn handle(shared: &Shared, params: InitializeParams) -> RpcResult<InitializeResult> {

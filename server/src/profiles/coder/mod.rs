@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{CallError, CallResult, Profile, ToolInfo};
+use crate::config::Config;
 use crate::edit::{Base, EditPlan, FileOp};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sink::{self, Sink};
@@ -22,7 +23,7 @@ use crate::tools::edit_file::EditFileArgs;
 use crate::tools::grep::OutputMode;
 use crate::tools::multi_edit::MultiEditArgs;
 use crate::tools::read_file::{format_page, Page, DEFAULT_LIMIT};
-use crate::tools::{self, parse_args, schema_of, Config, Context, Effects, Output};
+use crate::tools::{self, parse_args, schema_of, Context, Effects, Output};
 use crate::vfs::EntryKind;
 
 /// The shared output budget: the most bytes of text one result carries (for `bash`, of stdout

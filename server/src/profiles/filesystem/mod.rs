@@ -21,9 +21,10 @@ mod search;
 use serde_json::{json, Value};
 
 use super::{CallError, CallResult, Profile, ToolInfo};
+use crate::config::Config;
 use crate::error::{Error, ErrorKind};
 use crate::sink::{self, Sink};
-use crate::tools::{Config, Context, Effects};
+use crate::tools::{Context, Effects};
 
 pub use args::Args;
 

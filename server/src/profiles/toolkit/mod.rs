@@ -22,9 +22,10 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use super::{CallError, CallResult, Profile, ToolInfo};
+use crate::config::Config;
 use crate::error::{Error, ErrorKind};
 use crate::sink::Sink;
-use crate::tools::{Config, Context, Effects};
+use crate::tools::{Context, Effects};
 use crate::vfs::{EntryKind, Vfs};
 use crate::workspace::Workspace;
 use args::Args;

@@ -15,8 +15,8 @@ use std::sync::Mutex;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 
+use crate::config::Cancel;
 use crate::error::{Error, Result};
-use crate::tools::Cancel;
 
 /// Characters of one output line shown before it is cut.
 pub const MAX_LINE_CHARS: usize = 500;

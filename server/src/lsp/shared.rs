@@ -1,0 +1,164 @@
+//! The state every handler and tool call shares: the open documents, the client, the workspace,
+//! the profiles and the admission of calls. Its own module, below the server and the handlers,
+//! so that they import it and not each other.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use tower_lsp::jsonrpc;
+use tower_lsp::Client;
+
+use super::admission::Calls;
+use super::arrivals::Arrivals;
+use super::capabilities::ClientCaps;
+use super::options::{Options, SavePolicy};
+use super::store::Store;
+use crate::profiles::Profile;
+use crate::vfs::Vfs;
+use crate::workspace::Workspace;
+
+/// What every handler and tool call shares.
+pub(crate) struct Shared {
+    /// The way back to the editor.
+    pub client: Client,
+    /// The open documents.
+    pub store: Arc<Store>,
+    /// The numbering of the messages read from the editor.
+    pub arrivals: Arc<Arrivals>,
+    /// Whether the editor was seen to hold back its `didChange` notifications while a request
+    /// of its own waits (eglot): calls it starts are then answered from its `applyEdit` answer,
+    /// and the edit is verified when the notification comes.
+    pub holds_changes: AtomicBool,
+    /// The server's setup.
+    pub options: Options,
+    /// Admission and concurrency of tool calls.
+    pub calls: Calls,
+    caps: OnceLock<ClientCaps>,
+    /// The save policy the editor chose in `initializationOptions`, if any.
+    save: OnceLock<SavePolicy>,
+    /// Whether `shutdown` was received.
+    shut_down: AtomicBool,
+    /// The workspace folders' paths as the editor named them, and the workspace over them
+    /// (`None` while the editor has opened no folder).
+    roots: Mutex<(Vec<PathBuf>, Option<Arc<Workspace>>)>,
+    /// The workspace's (canonical) roots, for the bridge's discovery file.
+    pub roots_changed: tokio::sync::watch::Sender<Vec<PathBuf>>,
+    profiles: Mutex<HashMap<String, Arc<dyn Profile>>>,
+}
+
+impl Shared {
+    /// The state of a server talking to the editor through `client`, before `initialize`.
+    pub fn new(client: Client, options: Options, calls: Calls) -> Shared {
+        Shared {
+            client,
+            store: Arc::default(),
+            arrivals: Arc::default(),
+            holds_changes: AtomicBool::new(false),
+            options,
+            calls,
+            caps: OnceLock::new(),
+            save: OnceLock::new(),
+            shut_down: AtomicBool::new(false),
+            roots: Mutex::new((Vec::new(), None)),
+            roots_changed: tokio::sync::watch::channel(Vec::new()).0,
+            profiles: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Records that the editor sent `shutdown`.
+    pub fn shut_down(&self) {
+        self.shut_down.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the editor sent `shutdown`.
+    pub fn was_shut_down(&self) -> bool {
+        self.shut_down.load(Ordering::SeqCst)
+    }
+
+    /// The client's capabilities (the defaults until `initialize`).
+    pub fn caps(&self) -> ClientCaps {
+        self.caps.get().copied().unwrap_or_default()
+    }
+
+    /// Records the client's capabilities; only `initialize` calls this, once.
+    pub fn set_caps(&self, caps: ClientCaps) {
+        let _ = self.caps.set(caps);
+    }
+
+    /// The save policy: the editor's choice, else the server's option.
+    pub fn save_policy(&self) -> SavePolicy {
+        self.save.get().copied().unwrap_or(self.options.save)
+    }
+
+    /// Records the editor's save policy; only `initialize` calls this, once.
+    pub fn set_save_policy(&self, save: SavePolicy) {
+        let _ = self.save.set(save);
+    }
+
+    /// The current workspace, if the editor opened any folder.
+    pub fn workspace(&self) -> Option<Arc<Workspace>> {
+        self.roots.lock().unwrap_or_else(|e| e.into_inner()).1.clone()
+    }
+
+    /// The workspace folder paths, as the editor named them.
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.roots.lock().unwrap_or_else(|e| e.into_inner()).0.clone()
+    }
+
+    /// Replaces the workspace folders. Folders that are not existing directories are skipped
+    /// with a warning; none left means no workspace.
+    pub fn set_roots(&self, roots: Vec<PathBuf>) {
+        let usable: Vec<PathBuf> = roots
+            .iter()
+            .filter(|r| {
+                let ok = r.is_dir();
+                if !ok {
+                    tracing::warn!(root = %r.display(), "workspace folder is not a directory; tether ignores it");
+                }
+                ok
+            })
+            .cloned()
+            .collect();
+        let ws = if usable.is_empty() {
+            None
+        } else {
+            match Workspace::new(&usable) {
+                Ok(ws) => Some(Arc::new(ws)),
+                Err(e) => {
+                    tracing::warn!(error = %e, "workspace folders are not usable");
+                    None
+                }
+            }
+        };
+        let canonical = ws.as_ref().map(|w| w.roots().to_vec()).unwrap_or_default();
+        tracing::info!(roots = ?canonical, "workspace folders set");
+        *self.roots.lock().unwrap_or_else(|e| e.into_inner()) = (roots, ws);
+        self.roots_changed.send_replace(canonical);
+    }
+
+    /// A read view for one tool call: the open documents over the disk. `None` without a
+    /// workspace.
+    pub fn snapshot(&self) -> Option<Vfs> {
+        let ws = self.workspace()?;
+        Some(Vfs::new(ws, Arc::new(self.store.overlay())))
+    }
+
+    /// The profile called `name` (the server's default when `None`).
+    pub fn profile(&self, name: Option<&str>) -> crate::Result<Arc<dyn Profile>> {
+        let name = name.unwrap_or(&self.options.profile);
+        let mut cache = self.profiles.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = cache.get(name) {
+            return Ok(p.clone());
+        }
+        let p: Arc<dyn Profile> = Arc::from((self.options.profiles)(name)?);
+        cache.insert(name.to_owned(), p.clone());
+        Ok(p)
+    }
+}
+
+/// A JSON-RPC error for a request the server cannot serve right now (LSP `RequestFailed`).
+pub(crate) fn request_failed(message: impl Into<String>) -> jsonrpc::Error {
+    jsonrpc::Error { code: jsonrpc::ErrorCode::ServerError(-32803), message: message.into().into(), data: None }
+}
