@@ -2,10 +2,8 @@
 //! order (tower-lsp runs handlers concurrently), in utf-8 and utf-16, over emoji, CJK and CRLF;
 //! versions, dirty tracking and close.
 
-mod lsp_support;
-
-use lsp_support::editor::{did_change, offset_to_pos};
-use lsp_support::{neovim_capabilities, Session, Setup, PATIENCE};
+use crate::lsp_support::editor::{did_change, offset_to_pos};
+use crate::lsp_support::{neovim_capabilities, Session, Setup, PATIENCE};
 use serde_json::json;
 use tether::text::PositionEncoding;
 use tower_lsp::lsp_types::Range;
@@ -90,7 +88,7 @@ async fn stress(enc: PositionEncoding, concurrency: usize, seed: u64) {
     }
     // A tool call sees the final text too.
     let r = s.call("read_file", json!({"path": "stress.txt", "limit": 100000})).await.expect("result");
-    let shown = lsp_support::text(&r);
+    let shown = crate::lsp_support::text(&r);
     let first_line = text.split(['\n', '\r']).next().unwrap_or_default();
     assert!(shown.contains(first_line), "{shown}");
     s.shutdown().await;

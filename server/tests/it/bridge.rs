@@ -3,14 +3,12 @@
 //! in it, and when the lsp dies the next call runs on disk. Connections without the token, with a
 //! wrong one, or from another user are refused and the lsp keeps serving.
 
-mod lsp_support;
-
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use lsp_support::{editor_script, spawn_lsp, ChangeOrder, Init, Session, Strictness, PATIENCE};
+use crate::lsp_support::{editor_script, spawn_lsp, ChangeOrder, Init, Session, Strictness, PATIENCE};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::async_rw::AsyncRwTransport;

@@ -2,15 +2,13 @@
 //! doc names in a `###` heading is one the server registers, announces, sends or reads, and the
 //! other way round.
 
-mod lsp_support;
-
 use std::collections::BTreeSet;
 
-use lsp_support::{editor_script, ChangeOrder, Session, Setup, Strictness};
+use crate::lsp_support::{editor_script, ChangeOrder, Session, Setup, Strictness};
 use serde_json::{json, Value};
 use tether::lsp::protocol;
 
-const DOC: &str = include_str!("../../editors/protocol.md");
+const DOC: &str = include_str!("../../../editors/protocol.md");
 
 /// The backquoted `###` headings of the `##` section titled `section`.
 fn documented(section: &str) -> BTreeSet<String> {

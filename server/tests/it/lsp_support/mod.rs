@@ -2,7 +2,7 @@
 //! `tokio::io::duplex` pipes to a real `tether lsp` backend, answers the server's requests as
 //! each test's script says, keeps a pretend editor's buffers, and records notifications.
 
-#![allow(dead_code)] // Each test file uses part of this support module.
+#![allow(dead_code)] // Not every helper is used by the tests of every area.
 
 pub mod editor;
 pub mod profile;

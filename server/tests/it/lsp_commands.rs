@@ -1,12 +1,10 @@
 //! `tether lsp` commands in-process: initialize, the tool list, tool calls over unsaved
 //! buffers, protocol errors, workspace folders, progress, admission.
 
-mod lsp_support;
-
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use lsp_support::{error_kind, neovim_capabilities, test_options, text, Hooks, Session, Setup};
+use crate::lsp_support::{error_kind, neovim_capabilities, test_options, text, Hooks, Session, Setup};
 use serde_json::{json, Value};
 use tether::config::Config;
 use tether::lsp::{Limits, Options};
@@ -225,7 +223,7 @@ async fn too_many_calls_in_flight_are_refused() {
             tokio::task::yield_now().await
         }
     };
-    tokio::time::timeout(lsp_support::PATIENCE, wait).await.expect("two calls at the gate");
+    tokio::time::timeout(crate::lsp_support::PATIENCE, wait).await.expect("two calls at the gate");
     let e = s.call("read_file", json!({"path": "a.txt"})).await.expect_err("refused");
     assert_eq!(e["code"], -32803, "{e}");
     // Document sync still flows while calls wait.
@@ -233,7 +231,7 @@ async fn too_many_calls_in_flight_are_refused() {
     assert_eq!(s.server_copy("a.txt").await.map(|d| d.1), Some("buffer\n".to_owned()));
     hooks.open_gate();
     for rx in waiting {
-        let msg = tokio::time::timeout(lsp_support::PATIENCE, rx).await.expect("in time").expect("answer");
+        let msg = tokio::time::timeout(crate::lsp_support::PATIENCE, rx).await.expect("in time").expect("answer");
         assert_eq!(msg["result"]["isError"], false, "{msg}");
     }
     let r = s.call("read_file", json!({"path": "a.txt"})).await.expect("admitted again");

@@ -1,11 +1,9 @@
 //! The real `tether lsp` binary over real pipes: initialize, unsaved reads, logs to stderr and
 //! to the editor (`window/logMessage`), and a clean exit.
 
-mod lsp_support;
-
 use std::process::Stdio;
 
-use lsp_support::{
+use crate::lsp_support::{
     editor::did_change, editor_script, spawn_lsp, text, ChangeOrder, Init, Session, Strictness, PATIENCE,
 };
 use serde_json::json;

@@ -2,13 +2,11 @@
 //! scripted editor, are verified by the `didChange` that follows, retried when a buffer moved on,
 //! saved or not, and rolled back with the disk part of a mixed plan when the editor part fails.
 
-mod lsp_support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use lsp_support::editor::Editor;
-use lsp_support::{
+use crate::lsp_support::editor::Editor;
+use crate::lsp_support::{
     editor_script, error_kind, neovim_capabilities, test_options, text, ChangeOrder, FsSink, Hooks, Reply, Script,
     Session, Setup, Strictness,
 };

@@ -3,13 +3,11 @@
 //! take no versioned edits at all. Each test asserts the final buffer, the tool result, and how
 //! many workspace edits the call sent (the tool's edit is never sent twice).
 
-mod lsp_support;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lsp_support::editor::Editor;
-use lsp_support::{
+use crate::lsp_support::editor::Editor;
+use crate::lsp_support::{
     editor_script, error_kind, neovim_capabilities, test_options, text, ChangeOrder, Reply, Script, Session, Setup,
     Strictness,
 };

@@ -1,0 +1,22 @@
+//! tether's integration tests, in one binary so that the crate and the shared support module
+//! are compiled once (each file under `tests/` used to be a binary of its own). One module per
+//! area; `lsp_support` is the scripted editor and the in-process LSP session they share.
+
+mod lsp_support;
+
+mod bridge;
+mod bridge_inprocess;
+mod cli_call;
+mod crash_safety;
+mod lsp_binary;
+mod lsp_commands;
+mod lsp_delivery;
+mod lsp_edits;
+mod lsp_protocol_doc;
+mod lsp_sync;
+mod mcp_inprocess;
+mod mcp_stdio;
+mod read_only;
+mod run_exec;
+mod run_profile;
+mod run_tool;
