@@ -29,6 +29,9 @@ pub struct Captured {
     /// The file holding the whole stream (up to [`SpillTo::max_bytes`]) when it was truncated
     /// and a spill file could be written.
     pub spill: Option<PathBuf>,
+    /// The head as the command wrote it, undecoded, when the run asked for it
+    /// ([`super::Spec::keep_bytes`]): for callers that save or measure the bytes themselves.
+    pub bytes: Option<Vec<u8>>,
 }
 
 /// The state of one stream while the command runs.
@@ -56,6 +59,11 @@ impl Capture {
     /// An empty capture of `stream` keeping `cap` bytes in memory.
     pub(super) fn new(stream: &'static str, cap: usize, spill: Option<SpillTo>) -> Capture {
         Capture { stream, head: Vec::new(), cap, total: 0, spill: Spill::Unopened(spill) }
+    }
+
+    /// How many bytes the stream has written so far.
+    pub(super) fn total(&self) -> u64 {
+        self.total
     }
 
     /// Takes in the next bytes of the stream. `name` gives the spill file's name prefix, should
@@ -95,8 +103,8 @@ impl Capture {
         }
     }
 
-    /// The stream as the command left it.
-    pub(super) fn finish(self) -> Captured {
+    /// The stream as the command left it; with `keep_bytes`, its head undecoded as well.
+    pub(super) fn finish(self, keep_bytes: bool) -> Captured {
         let truncated = self.total > self.head.len() as u64;
         let keep = if truncated { complete_utf8_len(&self.head) } else { self.head.len() };
         let spill = match self.spill {
@@ -108,6 +116,7 @@ impl Capture {
             total_bytes: self.total,
             truncated,
             spill,
+            bytes: keep_bytes.then_some(self.head),
         }
     }
 }
@@ -211,7 +220,7 @@ mod tests {
             for chunk in chunks {
                 c.push(chunk, &format!("t{i}"));
             }
-            let got = c.finish();
+            let got = c.finish(false);
             assert_eq!((got.text.as_str(), got.total_bytes, got.truncated), (text, total, truncated), "{chunks:?}");
             assert_eq!(got.spill.is_some(), truncated, "{chunks:?}");
             if let Some(spill) = got.spill {
@@ -229,7 +238,7 @@ mod tests {
         for i in 0..4 {
             let mut c = Capture::new("stderr", 2, Some(to.clone()));
             c.push(&[b'x'; 30], &format!("2026010{i}T000000Z-1"));
-            let got = c.finish();
+            let got = c.finish(false);
             assert_eq!(got.total_bytes, 30);
             assert_eq!(fs::read(got.spill.expect("spill")).expect("read").len(), 10);
         }
@@ -243,6 +252,9 @@ mod tests {
     fn no_spill_folder_still_caps() {
         let mut c = Capture::new("stdout", 3, None);
         c.push(b"abcdef", "x");
-        assert_eq!(c.finish(), Captured { text: "abc".into(), total_bytes: 6, truncated: true, spill: None });
+        assert_eq!(
+            c.finish(false),
+            Captured { text: "abc".into(), total_bytes: 6, truncated: true, spill: None, bytes: None }
+        );
     }
 }

@@ -13,11 +13,18 @@
 //! process that escaped the group (`setsid`) cannot leave a reader thread behind: the pipes are
 //! simply dropped.
 //!
-//! Nothing outlives a run. When the shell exits, output still in flight gets a short drain
-//! window; then any process left in the group (a background job) is terminated: `SIGTERM` (and
-//! `SIGCONT`, so that stopped processes see it), and `SIGKILL` after a grace period. A timeout
-//! or a cancellation does the same at once. A process that leaves the group on purpose
+//! By default nothing outlives a run. When the shell exits, output still in flight gets a short
+//! drain window; then any process left in the group (a background job) is terminated: `SIGTERM`
+//! (and `SIGCONT`, so that stopped processes see it), and `SIGKILL` after a grace period. A
+//! timeout or a cancellation does the same at once. A process that leaves the group on purpose
 //! (`setsid`, `nohup setsid`) is the way to start something that must keep running.
+//!
+//! Contracts that promise the opposite (a job started with `&` keeps running after the call, as
+//! the coder profile's `bash` does) set [`Spec::background`] to [`Background::Keep`]: the group is
+//! left alone once the shell exits, and pipes a job still holds are read (and discarded) by a
+//! thread until the job closes them, so that it never blocks or dies writing to them. A zero
+//! [`Spec::grace`] kills with `SIGKILL` at once, and [`Spec::kill_over_capture`] kills the group
+//! when a stream passes [`Spec::capture_bytes`] instead of keeping only the head.
 
 mod capture;
 mod group;
@@ -78,6 +85,22 @@ pub struct Spec {
     pub capture_bytes: usize,
     /// Where output beyond `capture_bytes` is saved, if anywhere.
     pub spill: Option<SpillTo>,
+    /// What becomes of processes still in the group when the shell exits.
+    pub background: Background,
+    /// A stream passing `capture_bytes` kills the group ([`Outcome::output_limit`]).
+    pub kill_over_capture: bool,
+    /// The captures also hold their heads undecoded ([`Captured::bytes`]).
+    pub keep_bytes: bool,
+}
+
+/// What becomes of a command's background jobs when its shell exits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Background {
+    /// They are terminated: nothing outlives the run.
+    #[default]
+    Terminate,
+    /// They keep running; output they still write to the command's pipes is read and dropped.
+    Keep,
 }
 
 impl Spec {
@@ -91,6 +114,9 @@ impl Spec {
             drain: DEFAULT_DRAIN,
             capture_bytes: DEFAULT_CAPTURE_BYTES,
             spill: None,
+            background: Background::Terminate,
+            kill_over_capture: false,
+            keep_bytes: false,
         }
     }
 }
@@ -106,6 +132,9 @@ pub struct Outcome {
     pub timed_out: bool,
     /// The caller cancelled the command and it was killed.
     pub cancelled: bool,
+    /// A stream passed [`Spec::capture_bytes`] with [`Spec::kill_over_capture`] set, and the
+    /// group was killed.
+    pub output_limit: bool,
     /// Processes were still running in the group after the shell exited, and were killed.
     pub background_killed: bool,
     /// From start to the end of the last process.
@@ -164,19 +193,25 @@ fn supervise(mut command: Command, spec: &Spec, cancel: &AtomicBool) -> io::Resu
         signal_group(pgid, Signal::KILL);
         let _ = run.child.wait();
     }
-    let (stopped, background_killed) = result?;
+    let Ended { stopped, background_killed, kept } = result?;
     let status = match run.status {
         Some(status) => status,
         None => run.child.wait()?,
     };
-    // The group is gone; its pipes close now unless a process that left it holds them.
-    run.streams.drain(&run.name, Instant::now() + spec.drain);
-    let [stdout, stderr] = run.streams.captures.map(capture::Capture::finish);
+    if kept {
+        // Background jobs were left running: the pipes they hold are read until they close.
+        run.streams.read_on();
+    } else {
+        // The group is gone; its pipes close now unless a process that left it holds them.
+        run.streams.drain(&run.name, Instant::now() + spec.drain);
+    }
+    let [stdout, stderr] = run.streams.captures.map(|c| c.finish(spec.keep_bytes));
     Ok(Outcome {
         exit_code: status.code(),
         signal: status.signal(),
         timed_out: stopped == Some(Stop::TimedOut),
         cancelled: stopped == Some(Stop::Cancelled),
+        output_limit: stopped == Some(Stop::OutputLimit),
         background_killed,
         duration: started.elapsed(),
         stdout,
@@ -184,11 +219,22 @@ fn supervise(mut command: Command, spec: &Spec, cancel: &AtomicBool) -> io::Resu
     })
 }
 
-/// Why a command was stopped before its shell exited.
+/// Why a command was stopped before its shell exited (or, for the output limit, during the
+/// drain after it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stop {
     TimedOut,
     Cancelled,
+    OutputLimit,
+}
+
+/// How the watch over a command ended.
+struct Ended {
+    stopped: Option<Stop>,
+    /// Processes were left in the group after the shell exited, and were terminated.
+    background_killed: bool,
+    /// Processes were left in the group after the shell exited, and were kept running.
+    kept: bool,
 }
 
 /// A started command and what has been seen of it.
@@ -204,15 +250,19 @@ struct Running {
 
 impl Running {
     /// Watches the command until the shell exits or it must be stopped, then makes sure the
-    /// whole group is gone. Returns why it was stopped and whether background processes were.
-    fn supervise(&mut self, spec: &Spec, cancel: &AtomicBool, deadline: Instant) -> io::Result<(Option<Stop>, bool)> {
-        let stopped = loop {
+    /// whole group is gone (or, with [`Background::Keep`], left as the shell left it).
+    fn supervise(&mut self, spec: &Spec, cancel: &AtomicBool, deadline: Instant) -> io::Result<Ended> {
+        let over = |streams: &Streams| spec.kill_over_capture && streams.over(spec.capture_bytes);
+        let mut stopped = loop {
             if let Some(status) = self.child.try_wait()? {
                 self.status = Some(status);
                 break None;
             }
             if cancel.load(Ordering::Relaxed) {
                 break Some(Stop::Cancelled);
+            }
+            if over(&self.streams) {
+                break Some(Stop::OutputLimit);
             }
             let now = Instant::now();
             if now >= deadline {
@@ -224,15 +274,26 @@ impl Running {
         if stopped.is_none() {
             self.streams.drain(&self.name, Instant::now() + spec.drain);
             background = group_alive(self.pgid);
+            // Output written during the drain still counts against the limit.
+            if over(&self.streams) {
+                stopped = Some(Stop::OutputLimit);
+            }
         }
-        if stopped.is_some() || background {
+        let keep = spec.background == Background::Keep && stopped.is_none();
+        if stopped.is_some() || (background && !keep) {
             self.terminate(spec.grace)?;
         }
-        Ok((stopped, background))
+        Ok(Ended { stopped, background_killed: background && !keep, kept: background && keep })
     }
 
-    /// Terminates the group: `SIGTERM`, then `SIGKILL` if anything is left after `grace`.
+    /// Terminates the group: `SIGTERM`, then `SIGKILL` if anything is left after `grace`; with
+    /// no grace, `SIGKILL` at once.
     fn terminate(&mut self, grace: Duration) -> io::Result<()> {
+        if grace.is_zero() {
+            signal_group(self.pgid, Signal::KILL);
+            self.wait_for_group(Instant::now() + KILL_WAIT)?;
+            return Ok(());
+        }
         signal_group(self.pgid, Signal::TERM);
         signal_group(self.pgid, Signal::CONT);
         if self.wait_for_group(Instant::now() + grace)? {
@@ -324,6 +385,25 @@ impl Streams {
         Ok(())
     }
 
+    /// Whether a stream has written more than `cap` bytes.
+    fn over(&self, cap: usize) -> bool {
+        self.captures.iter().any(|c| c.total() > cap as u64)
+    }
+
+    /// Hands the pipes still open to a thread that reads and drops what comes until they close:
+    /// a background job left running keeps writing to them without blocking or `SIGPIPE`.
+    fn read_on(&mut self) {
+        // One thread a pipe: a job blocked writing to one must not wait for the other to close.
+        for mut pipe in self.pipes.iter_mut().filter_map(Option::take) {
+            let spawned = std::thread::Builder::new()
+                .name("tether-exec-pipe".into())
+                .spawn(move || io::copy(&mut pipe, &mut io::sink()));
+            if let Err(e) = spawned {
+                tracing::warn!("cannot keep reading a background job's output: {e}");
+            }
+        }
+    }
+
     /// Reads until both pipes are closed or `until` passes, whichever is first.
     fn drain(&mut self, name: &str, until: Instant) {
         while self.pipes.iter().any(Option::is_some) {
@@ -352,5 +432,86 @@ mod tests {
         let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_420_544);
         assert_eq!(timestamp(t), "20261123T075544Z");
         assert!(timestamp(t) < timestamp(t + Duration::from_secs(1)));
+    }
+
+    /// A run as the coder contract's `bash` makes it: background jobs kept, an immediate kill,
+    /// the group killed past `cap` bytes of one stream, the bytes kept.
+    fn keep(command: &str, timeout_ms: u64, cap: usize) -> Outcome {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let spec = Spec {
+            timeout: Duration::from_millis(timeout_ms),
+            grace: Duration::ZERO,
+            capture_bytes: cap,
+            background: Background::Keep,
+            kill_over_capture: true,
+            keep_bytes: true,
+            ..Spec::new(command, dir.path())
+        };
+        run(&spec, &AtomicBool::new(false)).expect("runs")
+    }
+
+    fn bytes(c: &Captured) -> &[u8] {
+        c.bytes.as_deref().expect("the bytes were asked for")
+    }
+
+    #[test]
+    fn kept_runs_capture_exit_and_streams() {
+        let o = keep("echo out; echo err >&2; exit 3", 5000, 1 << 20);
+        assert_eq!((o.exit_code, o.signal, o.timed_out, o.output_limit), (Some(3), None, false, false));
+        assert_eq!((bytes(&o.stdout), bytes(&o.stderr)), (&b"out\n"[..], &b"err\n"[..]));
+    }
+
+    #[test]
+    fn a_kept_run_past_its_timeout_is_killed_at_once_with_its_partial_output() {
+        let o = keep("echo before; sleep 5 & sleep 5; echo after", 300, 1 << 20);
+        assert!(o.timed_out, "{o:?}");
+        assert_eq!(o.signal, Some(9));
+        assert_eq!(bytes(&o.stdout), b"before\n");
+        assert!(o.duration < Duration::from_secs(3), "{o:?}");
+    }
+
+    #[test]
+    fn kept_background_jobs_with_redirected_output_survive() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let marker = dir.path().join("alive");
+        let cmd = format!("(sleep 0.5; touch '{}') > /dev/null 2>&1 & echo started", marker.display());
+        let o = keep(&cmd, 5000, 1 << 20);
+        assert_eq!((o.exit_code, bytes(&o.stdout)), (Some(0), &b"started\n"[..]));
+        assert!(o.duration < Duration::from_millis(400), "{o:?}");
+        let until = Instant::now() + Duration::from_secs(5);
+        while !marker.exists() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(marker.exists(), "the background job was killed");
+    }
+
+    #[test]
+    fn a_kept_job_holding_the_pipe_does_not_hold_the_call() {
+        let o = keep("sleep 3 & echo quick", 10_000, 1 << 20);
+        assert_eq!(bytes(&o.stdout), b"quick\n");
+        assert!(o.duration < Duration::from_secs(1), "{o:?}");
+    }
+
+    #[test]
+    fn a_kept_job_writing_after_the_call_is_read_not_killed() {
+        // The job writes well past a pipe's buffer after the call returned: without a reader it
+        // would block (or die of SIGPIPE) before it touches the marker.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let marker = dir.path().join("done");
+        let cmd = format!("(sleep 0.3; head -c 1000000 /dev/zero && touch '{}') & echo quick", marker.display());
+        let o = keep(&cmd, 10_000, 1 << 20);
+        assert_eq!(bytes(&o.stdout), b"quick\n");
+        let until = Instant::now() + Duration::from_secs(5);
+        while !marker.exists() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(marker.exists(), "the background job did not get to write its output");
+    }
+
+    #[test]
+    fn output_past_the_ceiling_kills_a_kept_command() {
+        let o = keep("yes", 10_000, 1000);
+        assert!(o.output_limit && !o.timed_out, "{o:?}");
+        assert_eq!(bytes(&o.stdout).len(), 1000);
     }
 }

@@ -563,12 +563,14 @@ mod tests {
             total_bytes: total,
             truncated: total > text.len() as u64,
             spill: None,
+            bytes: None,
         };
         let outcome = |code, signal, timed_out, out: Captured, err: Captured| Outcome {
             exit_code: code,
             signal,
             timed_out,
             cancelled: false,
+            output_limit: false,
             background_killed: false,
             duration: Duration::from_millis(5),
             stdout: out,

@@ -23,7 +23,6 @@ pub mod replace;
 pub mod run;
 pub mod run_allowed;
 pub mod search;
-pub mod shell;
 pub mod stat;
 pub mod write_file;
 

@@ -105,7 +105,10 @@ fn caps_each_stream_separately() {
         ("0123", 10, true)
     );
     assert_eq!(fs::read(outcome.stdout.spill.expect("spill")).expect("read"), b"012345");
-    assert_eq!(outcome.stderr, exec::Captured { text: "ab".into(), total_bytes: 2, truncated: false, spill: None });
+    assert_eq!(
+        outcome.stderr,
+        exec::Captured { text: "ab".into(), total_bytes: 2, truncated: false, spill: None, bytes: None }
+    );
 }
 
 #[test]

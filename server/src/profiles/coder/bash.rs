@@ -8,9 +8,8 @@ use serde_json::{Map, Value};
 
 use super::{floor_char_boundary, Reply, MAX_OUTPUT_BYTES};
 use crate::error::{Error, ErrorKind, Result};
-use crate::exec::signal_name;
+use crate::exec::{self, signal_name, Background, Captured, Outcome};
 use crate::sink::Sink;
-use crate::tools::shell::{run_shell, ShellOutcome, ShellSpec};
 use crate::tools::{parse_args, Context};
 use crate::vfs::EntryKind;
 use crate::workspace::SandboxPath;
@@ -57,13 +56,18 @@ pub(super) fn bash(ctx: &Context<'_>, _: &dyn Sink, args: Value) -> Result<Reply
         return Err(Error::new(ErrorKind::NotAFile, format!("{cwd}: not a directory; `cwd` must name a directory"))
             .with_path(cwd.given()));
     }
-    let spec = ShellSpec {
-        command: args.command,
-        cwd: cwd.real().to_path_buf(),
+    // The contract's runner: background jobs outlive the call, a stream past the ceiling or the
+    // time limit gets the group killed at once, and the streams are measured and saved as bytes.
+    let spec = exec::Spec {
         timeout: Duration::from_millis(timeout_ms.unsigned_abs()),
-        max_stream_bytes: BASH_STREAM_CEILING,
+        grace: Duration::ZERO,
+        capture_bytes: BASH_STREAM_CEILING,
+        background: Background::Keep,
+        kill_over_capture: true,
+        keep_bytes: true,
+        ..exec::Spec::new(args.command, cwd.real())
     };
-    let outcome = run_shell(&spec, ctx.cancel.flag()).map_err(|e| {
+    let outcome = exec::run(&spec, ctx.cancel.flag()).map_err(|e| {
         Error::new(ErrorKind::IoError, format!("cannot start `sh` in {cwd}: {e}")).with_path(cwd.given())
     })?;
     let mut result = bash_result(ctx, &cwd, &outcome);
@@ -95,8 +99,9 @@ pub(super) fn bash(ctx: &Context<'_>, _: &dyn Sink, args: Value) -> Result<Reply
 
 /// The `{exit_code, stdout, stderr, signal, timed_out}` object of a finished command, with the
 /// streams fitted to the shared budget (and spill files named) when they overflow it.
-fn bash_result(ctx: &Context<'_>, cwd: &SandboxPath, o: &ShellOutcome) -> Map<String, Value> {
-    let (out_len, err_len) = (o.stdout.len(), o.stderr.len());
+fn bash_result(ctx: &Context<'_>, cwd: &SandboxPath, o: &Outcome) -> Map<String, Value> {
+    let (stdout, stderr) = (raw(&o.stdout), raw(&o.stderr));
+    let (out_len, err_len) = (stdout.len(), stderr.len());
     // stderr is kept whole up to half the budget; stdout takes the rest, then stderr what is left.
     let err_share = err_len.min(MAX_OUTPUT_BYTES / 2);
     let out_share = out_len.min(MAX_OUTPUT_BYTES - err_share);
@@ -104,7 +109,7 @@ fn bash_result(ctx: &Context<'_>, cwd: &SandboxPath, o: &ShellOutcome) -> Map<St
     let mut m = Map::new();
     m.insert("exit_code".into(), o.exit_code.into());
     let stamp = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
-    for (name, bytes, share) in [("stdout", &o.stdout, out_share), ("stderr", &o.stderr, err_share)] {
+    for (name, bytes, share) in [("stdout", stdout, out_share), ("stderr", stderr, err_share)] {
         let text = String::from_utf8_lossy(bytes);
         if bytes.len() <= share {
             m.insert(name.into(), text.into_owned().into());
@@ -124,6 +129,11 @@ fn bash_result(ctx: &Context<'_>, cwd: &SandboxPath, o: &ShellOutcome) -> Map<St
     m.insert("signal".into(), o.signal.map(signal_name).into());
     m.insert("timed_out".into(), o.timed_out.into());
     m
+}
+
+/// A stream's head as the command wrote it (the spec asks for the bytes).
+fn raw(c: &Captured) -> &[u8] {
+    c.bytes.as_deref().unwrap_or_default()
 }
 
 /// Saves a stream's complete output under the spill folder of the root holding `cwd`, and
