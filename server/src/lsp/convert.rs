@@ -3,11 +3,18 @@
 //! Offsets themselves are converted by [`crate::text`]; this module only moves between its
 //! types and lsp-types', so that no other part of `lsp/` does position arithmetic.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use ropey::Rope;
-use tower_lsp::lsp_types::{self as lsp, Url};
+use tower_lsp::lsp_types::{
+    self as lsp, DeleteFile, DeleteFileOptions, DocumentChangeOperation, DocumentChanges, OneOf,
+    OptionalVersionedTextDocumentIdentifier, RenameFile, RenameFileOptions, ResourceOp, TextDocumentEdit, Url,
+    WorkspaceEdit,
+};
 
+use super::capabilities::ClientCaps;
+use super::ops::EditorOp;
 use crate::edit::TextChange;
 use crate::text::{offset_to_position, Position, PositionEncoding, SharedText};
 
@@ -89,6 +96,90 @@ pub fn anchor_before_final_break(base: &SharedText, changes: Vec<TextChange>) ->
     } else {
         changes
     }
+}
+
+/// The workspace edit for the editor's operations, in the form the client supports, and for each
+/// entry of `documentChanges` the index of its operation; `None` when there is nothing to send.
+///
+/// Text edits alone are ordered most recently changed document first: Neovim checks the version
+/// of the first text document edit only, and the document the user is typing in is the one whose
+/// version matters most.
+pub(crate) fn workspace_edit(caps: &ClientCaps, ops: &[&EditorOp]) -> Option<(WorkspaceEdit, Vec<usize>)> {
+    let enc = caps.encoding;
+    if !caps.document_changes {
+        let mut changes: HashMap<Url, Vec<tower_lsp::lsp_types::TextEdit>> = HashMap::new();
+        for op in ops {
+            if let EditorOp::Edit(e) = op {
+                if !e.changes.is_empty() {
+                    changes.entry(e.uri.clone()).or_default().extend(text_edits(&e.base, &e.changes, enc));
+                }
+            }
+        }
+        let edit = WorkspaceEdit { changes: Some(changes), ..WorkspaceEdit::default() };
+        return edit.changes.as_ref().is_some_and(|c| !c.is_empty()).then_some((edit, Vec::new()));
+    }
+    let mut out: Vec<(usize, u64, DocumentChangeOperation)> = Vec::new();
+    let mut resource_ops = false;
+    for (i, op) in ops.iter().enumerate() {
+        match op {
+            EditorOp::Edit(e) if e.changes.is_empty() => {}
+            EditorOp::Edit(e) => out.push((
+                i,
+                e.last_change,
+                DocumentChangeOperation::Edit(TextDocumentEdit {
+                    text_document: OptionalVersionedTextDocumentIdentifier {
+                        uri: e.uri.clone(),
+                        version: Some(e.version),
+                    },
+                    edits: text_edits(&e.base, &e.changes, enc).into_iter().map(OneOf::Left).collect(),
+                }),
+            )),
+            EditorOp::Rename { old_uri, new_uri, overwrite, .. } => {
+                resource_ops = true;
+                let rename = RenameFile {
+                    old_uri: old_uri.clone(),
+                    new_uri: new_uri.clone(),
+                    options: Some(RenameFileOptions { overwrite: Some(*overwrite), ignore_if_exists: Some(false) }),
+                    annotation_id: None,
+                };
+                out.push((i, 0, DocumentChangeOperation::Op(ResourceOp::Rename(rename))));
+            }
+            EditorOp::Delete { uri, recursive, .. } => {
+                resource_ops = true;
+                let delete = DeleteFile {
+                    uri: uri.clone(),
+                    options: Some(DeleteFileOptions {
+                        recursive: Some(*recursive),
+                        ignore_if_not_exists: Some(false),
+                        annotation_id: None,
+                    }),
+                };
+                out.push((i, 0, DocumentChangeOperation::Op(ResourceOp::Delete(delete))));
+            }
+        }
+    }
+    if out.is_empty() {
+        return None;
+    }
+    if !resource_ops {
+        // Stable, so documents changed at the same moment keep the plan's order.
+        out.sort_by_key(|(_, last_change, _)| std::cmp::Reverse(*last_change));
+    }
+    let order = out.iter().map(|(i, _, _)| *i).collect();
+    let ops: Vec<DocumentChangeOperation> = out.into_iter().map(|(_, _, op)| op).collect();
+    let document_changes = if resource_ops {
+        DocumentChanges::Operations(ops)
+    } else {
+        DocumentChanges::Edits(
+            ops.into_iter()
+                .filter_map(|o| match o {
+                    DocumentChangeOperation::Edit(e) => Some(e),
+                    DocumentChangeOperation::Op(_) => None,
+                })
+                .collect(),
+        )
+    };
+    Some((WorkspaceEdit { document_changes: Some(document_changes), ..WorkspaceEdit::default() }, order))
 }
 
 #[cfg(test)]

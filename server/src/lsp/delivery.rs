@@ -9,20 +9,15 @@
 //! notifications while its own request waits, as eglot does) is reported as the editor answered
 //! and followed on in the background, where the same repair applies.
 
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ropey::Rope;
-use tower_lsp::lsp_types::{
-    ApplyWorkspaceEditParams, ApplyWorkspaceEditResponse, DeleteFile, DeleteFileOptions, DocumentChangeOperation,
-    DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, RenameFile, RenameFileOptions, ResourceOp,
-    TextDocumentEdit, Url, WorkspaceEdit,
-};
+use tower_lsp::lsp_types::{ApplyWorkspaceEditParams, ApplyWorkspaceEditResponse, WorkspaceEdit};
 
 use super::capabilities::ClientCaps;
-use super::convert::{anchor_before_final_break, from_lsp, text_edits};
+use super::convert::{anchor_before_final_break, from_lsp, text_edits, workspace_edit};
+use super::ops::{DocEdit, EditorOp};
 use super::options::SavePolicy;
 use super::protocol::{SaveDocuments, SaveDocumentsParams};
 use super::shared::Shared;
@@ -41,43 +36,6 @@ const FOLLOW_UP: Duration = Duration::from_secs(60);
 
 /// How many times a repair is computed again when the buffer keeps moving under it.
 const REPAIR_ATTEMPTS: usize = 3;
-
-/// A change to one open document.
-#[derive(Debug, Clone)]
-pub(super) struct DocEdit {
-    pub path: SandboxPath,
-    pub uri: Url,
-    pub version: i32,
-    /// The text the changes apply to (the store's rope at `version`).
-    pub base: Rope,
-    /// The same text as the plan's base holds it (shared with the plan: no copy).
-    pub base_text: SharedText,
-    pub changes: Vec<TextChange>,
-    /// The text the document holds once the changes land: `base` with them applied, as a rope
-    /// that shares every unchanged part with it.
-    pub expected: Rope,
-    pub was_dirty: bool,
-    /// When the document last changed (the store's clock).
-    pub last_change: u64,
-}
-
-/// An operation the editor carries out.
-#[derive(Debug)]
-pub(super) enum EditorOp {
-    Edit(DocEdit),
-    Rename { from: SandboxPath, old_uri: Url, new_uri: Url, to: SandboxPath, overwrite: bool, dirty: bool },
-    Delete { path: SandboxPath, uri: Url, recursive: bool },
-}
-
-impl EditorOp {
-    pub fn path(&self) -> &SandboxPath {
-        match self {
-            EditorOp::Edit(e) => &e.path,
-            EditorOp::Rename { from, .. } => from,
-            EditorOp::Delete { path, .. } => path,
-        }
-    }
-}
 
 /// What became of one operation the editor took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -391,88 +349,4 @@ pub(super) fn doc_edit(path: &SandboxPath, doc: DocState, base_text: SharedText,
         was_dirty: doc.dirty,
         last_change: doc.last_change,
     }
-}
-
-/// The workspace edit for the editor's operations, in the form the client supports, and for each
-/// entry of `documentChanges` the index of its operation; `None` when there is nothing to send.
-///
-/// Text edits alone are ordered most recently changed document first: Neovim checks the version
-/// of the first text document edit only, and the document the user is typing in is the one whose
-/// version matters most.
-fn workspace_edit(caps: &ClientCaps, ops: &[&EditorOp]) -> Option<(WorkspaceEdit, Vec<usize>)> {
-    let enc = caps.encoding;
-    if !caps.document_changes {
-        let mut changes: HashMap<Url, Vec<tower_lsp::lsp_types::TextEdit>> = HashMap::new();
-        for op in ops {
-            if let EditorOp::Edit(e) = op {
-                if !e.changes.is_empty() {
-                    changes.entry(e.uri.clone()).or_default().extend(text_edits(&e.base, &e.changes, enc));
-                }
-            }
-        }
-        let edit = WorkspaceEdit { changes: Some(changes), ..WorkspaceEdit::default() };
-        return edit.changes.as_ref().is_some_and(|c| !c.is_empty()).then_some((edit, Vec::new()));
-    }
-    let mut out: Vec<(usize, u64, DocumentChangeOperation)> = Vec::new();
-    let mut resource_ops = false;
-    for (i, op) in ops.iter().enumerate() {
-        match op {
-            EditorOp::Edit(e) if e.changes.is_empty() => {}
-            EditorOp::Edit(e) => out.push((
-                i,
-                e.last_change,
-                DocumentChangeOperation::Edit(TextDocumentEdit {
-                    text_document: OptionalVersionedTextDocumentIdentifier {
-                        uri: e.uri.clone(),
-                        version: Some(e.version),
-                    },
-                    edits: text_edits(&e.base, &e.changes, enc).into_iter().map(OneOf::Left).collect(),
-                }),
-            )),
-            EditorOp::Rename { old_uri, new_uri, overwrite, .. } => {
-                resource_ops = true;
-                let rename = RenameFile {
-                    old_uri: old_uri.clone(),
-                    new_uri: new_uri.clone(),
-                    options: Some(RenameFileOptions { overwrite: Some(*overwrite), ignore_if_exists: Some(false) }),
-                    annotation_id: None,
-                };
-                out.push((i, 0, DocumentChangeOperation::Op(ResourceOp::Rename(rename))));
-            }
-            EditorOp::Delete { uri, recursive, .. } => {
-                resource_ops = true;
-                let delete = DeleteFile {
-                    uri: uri.clone(),
-                    options: Some(DeleteFileOptions {
-                        recursive: Some(*recursive),
-                        ignore_if_not_exists: Some(false),
-                        annotation_id: None,
-                    }),
-                };
-                out.push((i, 0, DocumentChangeOperation::Op(ResourceOp::Delete(delete))));
-            }
-        }
-    }
-    if out.is_empty() {
-        return None;
-    }
-    if !resource_ops {
-        // Stable, so documents changed at the same moment keep the plan's order.
-        out.sort_by_key(|(_, last_change, _)| std::cmp::Reverse(*last_change));
-    }
-    let order = out.iter().map(|(i, _, _)| *i).collect();
-    let ops: Vec<DocumentChangeOperation> = out.into_iter().map(|(_, _, op)| op).collect();
-    let document_changes = if resource_ops {
-        DocumentChanges::Operations(ops)
-    } else {
-        DocumentChanges::Edits(
-            ops.into_iter()
-                .filter_map(|o| match o {
-                    DocumentChangeOperation::Edit(e) => Some(e),
-                    DocumentChangeOperation::Op(_) => None,
-                })
-                .collect(),
-        )
-    };
-    Some((WorkspaceEdit { document_changes: Some(document_changes), ..WorkspaceEdit::default() }, order))
 }

@@ -22,6 +22,7 @@ mod convert;
 mod delivery;
 mod handlers;
 mod logging;
+mod ops;
 mod options;
 mod progress;
 pub mod protocol;

@@ -31,7 +31,8 @@ use tower_lsp::lsp_types::Url;
 
 use super::capabilities::ClientCaps;
 use super::convert::uri_of;
-use super::delivery::{about_versions, doc_edit, Delivery, EditorOp, Landing, Refusal};
+use super::delivery::{about_versions, doc_edit, Delivery, Landing, Refusal};
+use super::ops::EditorOp;
 use super::shared::Shared;
 use super::track::Verdict;
 use crate::edit::{minimal_changes, EditPlan, FileOp};
