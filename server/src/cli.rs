@@ -35,7 +35,8 @@ pub enum Command {
     Mcp(McpArgs),
     /// Serve the tools to an editor as a language server on stdio, over its live buffers.
     Lsp(LspArgs),
-    /// List the running `tether lsp` instances that `tether mcp` can attach to.
+    /// List the running `tether lsp` instances that `tether mcp` can attach to, and the discovery
+    /// files passed over, with why.
     Status(StatusArgs),
 }
 

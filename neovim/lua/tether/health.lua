@@ -92,42 +92,85 @@ local function check_server()
   end
 end
 
-local function check_bridge()
+---What `tether status --json` prints: the live instances and the discovery files passed over.
+---@class tether.Status
+---@field runtime_dir string
+---@field instances {pid: integer, roots: string[], socket: string, socket_exists?: boolean, profile: string, version: string}[]
+---@field ignored? {file: string, reason: string}[]
+
+---Runs `{path} status --json`; the bridge's discovery files are read by tether itself, the one
+---place that knows their directory and format.
+---@param path string
+---@return tether.Status? status
+---@return string? error
+local function bridge_status(path)
+  local ok, out = pcall(function()
+    return vim.system({ path, "status", "--json" }, { text = true }):wait(5000)
+  end)
+  if not ok then
+    return nil, ("could not run %s status --json: %s"):format(path, tostring(out))
+  end
+  if out.code == 124 and out.signal ~= 0 then
+    return nil, ("%s status --json did not finish within 5 s"):format(path)
+  end
+  if out.code ~= 0 then
+    return nil, ("%s status --json failed (exit %d): %s"):format(path, out.code, vim.trim(out.stderr or ""))
+  end
+  local decoded, status = pcall(vim.json.decode, out.stdout or "", { luanil = { object = true, array = true } })
+  if not decoded then
+    local first = vim.split(vim.trim(out.stdout or ""), "\n")[1]
+    return nil,
+      ("%s status --json printed something that is not JSON: %s"):format(path, first ~= "" and first or "(nothing)")
+  end
+  if type(status) ~= "table" or type(status.instances) ~= "table" then
+    return nil, ("%s status --json printed JSON without an `instances` list"):format(path)
+  end
+  return status
+end
+
+---@param path? string The binary `check_binary` found and ran, if any.
+local function check_bridge(path)
   health.start("tether: bridge")
-  local discovery = require("tether.discovery")
-  local dir = discovery.dir()
-  local found = discovery.list(dir)
-  if #found == 0 then
-    health.info(("no discovery file in %s: no bridge is running, so `tether mcp` works on the disk alone"):format(dir))
+  if not path then
+    health.warn("not checked: the tether binary could not be run (see above)")
     return
   end
-  for _, d in ipairs(found) do
-    if d.error then
-      health.warn(("%s: %s"):format(d.file, d.error))
-    else
-      local desc = ("pid %s, roots %s, socket %s, profile %s, version %s"):format(
-        tostring(d.pid),
-        table.concat(d.roots or {}, ", "),
-        tostring(d.socket),
-        tostring(d.profile),
-        tostring(d.version)
+  local status, err = bridge_status(path)
+  if not status then
+    health.error(err, { "Run it in a shell to see more; `tether status` explains the bridge in text" })
+    return
+  end
+  if #status.instances == 0 then
+    health.info(
+      ("no tether lsp is running (runtime directory %s): `tether mcp` works on the disk alone"):format(
+        tostring(status.runtime_dir)
       )
-      if d.alive and d.socket_exists then
-        health.ok(desc)
-      elseif not d.alive then
-        health.warn(desc .. ": the process is gone (a stale file)")
-      else
-        health.warn(desc .. ": the socket does not exist")
-      end
+    )
+  end
+  for _, i in ipairs(status.instances) do
+    local desc = ("pid %s, roots %s, socket %s, profile %s, version %s"):format(
+      tostring(i.pid),
+      table.concat(i.roots or {}, ", "),
+      tostring(i.socket),
+      tostring(i.profile),
+      tostring(i.version)
+    )
+    if i.socket_exists == false then
+      health.warn(desc .. ": the socket does not exist, so `tether mcp` cannot attach to it")
+    else
+      health.ok(desc)
     end
+  end
+  for _, ignored in ipairs(status.ignored or {}) do
+    health.warn(("%s: %s"):format(tostring(ignored.file), tostring(ignored.reason)))
   end
 end
 
 function M.check()
   check_neovim()
-  check_binary()
+  local path = check_binary()
   check_server()
-  check_bridge()
+  check_bridge(path)
 end
 
 return M

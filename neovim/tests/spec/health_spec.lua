@@ -24,6 +24,44 @@ H.test("without the binary: a clear error", function()
   H.truthy(report:find("surely-not-a-tether-binary is not on PATH", 1, true), report)
 end)
 
+---A stand-in `tether` that answers `--version` and runs `body` for anything else.
+---@param body string
+---@return string
+local function fake_binary(body)
+  local path = vim.fn.tempname() .. "/tether"
+  H.write(path, '#!/bin/sh\nif [ "$1" = --version ]; then echo "tether 0.0.0"; exit 0; fi\n' .. body .. "\n")
+  vim.uv.fs_chmod(path, tonumber("755", 8))
+  return path
+end
+
+H.test("a binary whose status fails or is not JSON: a clear error", function()
+  local bin = fake_binary("echo 'no such runtime directory' >&2; exit 3")
+  require("tether").setup({ binary = bin })
+  local report = checkhealth()
+  H.truthy(
+    report:find(("ERROR %s status --json failed (exit 3): no such runtime directory"):format(bin), 1, true),
+    report
+  )
+  bin = fake_binary("echo 'hello, world'")
+  require("tether").setup({ binary = bin })
+  report = checkhealth()
+  H.truthy(
+    report:find(("ERROR %s status --json printed something that is not JSON: hello, world"):format(bin), 1, true),
+    report
+  )
+  bin = fake_binary("echo '[1, 2]'")
+  require("tether").setup({ binary = bin })
+  report = checkhealth()
+  H.truthy(
+    report:find(("ERROR %s status --json printed JSON without an `instances` list"):format(bin), 1, true),
+    report
+  )
+  -- Without a binary there is nothing to ask.
+  require("tether").setup({ binary = "/nonexistent/bin/tether" })
+  report = checkhealth()
+  H.truthy(report:find("WARNING not checked: the tether binary could not be run", 1, true), report)
+end)
+
 if not H.bin() then
   H.skip("with the binary", "TETHER_BIN is not set")
   H.finish()
@@ -46,26 +84,57 @@ H.test("with the binary and a running client: all OK", function()
   H.truthy(report:find("roots " .. ws .. ", socket " .. vim.env.XDG_RUNTIME_DIR .. "/tether/", 1, true), report)
 end)
 
-H.test("bridge discovery files are reported, stale ones warned about", function()
+H.test("the running lsp is reported, files tether passed over warned about with why", function()
   local dir = vim.env.XDG_RUNTIME_DIR .. "/tether"
-  local sock = dir .. "/live.sock"
-  H.write(sock, "")
-  local me = vim.uv.os_getpid()
-  H.write(
-    ("%s/%d.json"):format(dir, me),
+  ---@param name string
+  ---@param text string
+  ---@param mode string
+  ---@return string
+  local function file(name, text, mode)
+    local path = dir .. "/" .. name
+    H.write(path, text)
+    vim.uv.fs_chmod(path, tonumber(mode, 8))
+    return path
+  end
+  -- The file of a tether lsp killed with SIGKILL: its process is gone (no pid is that high).
+  local dead = 999999999
+  local stale = file(
+    dead .. ".json",
     vim.json.encode({
-      pid = me,
+      pid = dead,
       roots = { "/w" },
-      socket = sock,
+      socket = ("%s/%d.sock"):format(dir, dead),
       profile = "standard",
       token = "secret",
       version = "0.1.0",
-    })
+      started = 1,
+    }),
+    "600"
   )
-  H.write(dir .. "/999999999.json", vim.json.encode({ pid = 999999999, roots = {}, socket = dir .. "/gone.sock" }))
+  local stale_socket = file(dead .. ".sock", "", "600")
+  local open = file("12.json", "{}", "644")
+  local garbled = file("13.json", "{", "600")
+  local client = vim.lsp.get_clients({ name = "tether" })[1]
+  H.truthy(client, "the lsp of the test before still runs")
   local report = checkhealth()
-  H.truthy(report:find(("OK pid %d, roots /w, socket %s"):format(me, sock), 1, true), report)
-  H.truthy(report:find("the process is gone", 1, true), report)
+  H.truthy(not report:find("ERROR", 1, true), "no error in:\n" .. report)
+  local lsp = vim.api.nvim_get_proc_children(vim.uv.os_getpid())
+  H.eq(1, #lsp, "processes started by Neovim")
+  H.truthy(
+    report:find(("OK pid %d, roots %s, socket %s/%d.sock"):format(lsp[1], client.root_dir, dir, lsp[1]), 1, true),
+    "the live lsp in:\n" .. report
+  )
+  H.truthy(
+    report:find(("WARNING %s: the process is gone (a stale file); removed"):format(stale), 1, true),
+    "the stale file in:\n" .. report
+  )
+  H.eq(nil, vim.uv.fs_stat(stale), "the stale file is still there")
+  H.eq(nil, vim.uv.fs_stat(stale_socket), "the stale socket is still there")
+  H.truthy(
+    report:find(("WARNING %s: not a private file: mode 644; it must be 0600"):format(open), 1, true),
+    "the file open to others in:\n" .. report
+  )
+  H.truthy(report:find(("WARNING %s: not a discovery file: "):format(garbled), 1, true), report)
   H.truthy(not report:find("secret", 1, true), "the token is shown:\n" .. report)
 end)
 

@@ -16,7 +16,6 @@ H.test("every module loads with no error", function()
     "tether.mark",
     "tether.log",
     "tether.commands",
-    "tether.discovery",
     "tether.health",
   }) do
     local ok, err = pcall(require, mod)

@@ -1,6 +1,7 @@
 //! The private runtime directory and the discovery files in it: one `<pid>.json` per live
 //! `tether lsp`, naming its roots, socket and token.
 
+use std::fmt;
 use std::fs;
 use std::io::{self, Read as _, Write as _};
 use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
@@ -104,15 +105,33 @@ pub fn write(dir: &Path, instance: &Instance) -> io::Result<()> {
 
 /// Reads one discovery file, checking it is a regular file we own that no one else may read.
 pub fn read(path: &Path) -> io::Result<Instance> {
+    load(path).map_err(|skipped| {
+        let kind = match skipped {
+            Skipped::NotPrivate(_) => io::ErrorKind::PermissionDenied,
+            Skipped::Invalid(_) => io::ErrorKind::InvalidData,
+            _ => io::ErrorKind::Other,
+        };
+        io::Error::new(kind, format!("{}: {skipped}", path.display()))
+    })
+}
+
+/// [`read`], failing with why the file cannot be used.
+fn load(path: &Path) -> Result<Instance, Skipped> {
     // The directory is private, so nothing can swap the file between this check and the read.
-    let meta = fs::symlink_metadata(path)?;
+    let meta = fs::symlink_metadata(path).map_err(|e| Skipped::Unreadable(e.to_string()))?;
     let uid = rustix::process::geteuid().as_raw();
-    if !meta.is_file() || meta.uid() != uid || meta.permissions().mode() & 0o077 != 0 {
-        return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("{}: not a private file", path.display())));
+    if !meta.is_file() {
+        return Err(Skipped::NotPrivate("not a regular file".into()));
+    }
+    if meta.uid() != uid {
+        return Err(Skipped::NotPrivate(format!("owned by uid {}, not by us ({uid})", meta.uid())));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        return Err(Skipped::NotPrivate(format!("mode {:o}; it must be 0600", meta.permissions().mode() & 0o777)));
     }
     let mut s = String::new();
-    fs::File::open(path)?.read_to_string(&mut s)?;
-    serde_json::from_str(&s).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    fs::File::open(path).and_then(|mut f| f.read_to_string(&mut s)).map_err(|e| Skipped::Unreadable(e.to_string()))?;
+    serde_json::from_str(&s).map_err(|e| Skipped::Invalid(e.to_string()))
 }
 
 /// Whether process `pid` exists.
@@ -126,11 +145,74 @@ pub fn is_alive(pid: u32) -> bool {
     }
 }
 
+/// Why [`scan`] passed over a discovery file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Skipped {
+    /// It could not be read (the I/O error's message).
+    Unreadable(String),
+    /// It is not a regular file we own that no one else may read (what is wrong with it).
+    NotPrivate(String),
+    /// Its contents are not a discovery file (the parser's message).
+    Invalid(String),
+    /// It names another pid than the one in its file name.
+    OtherPid(u32),
+    /// Its process is gone: a stale file, which was removed with its socket (`removed` says
+    /// whether the file could be).
+    Dead {
+        /// Whether the file was removed.
+        removed: bool,
+    },
+    /// Its socket is not the one this directory holds for its pid.
+    SocketElsewhere(PathBuf),
+}
+
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Skipped::Unreadable(e) => write!(f, "cannot be read: {e}"),
+            Skipped::NotPrivate(why) => write!(f, "not a private file: {why}"),
+            Skipped::Invalid(e) => write!(f, "not a discovery file: {e}"),
+            Skipped::OtherPid(pid) => write!(f, "names pid {pid}, not the pid in its name"),
+            Skipped::Dead { removed: true } => write!(f, "the process is gone (a stale file); removed"),
+            Skipped::Dead { removed: false } => {
+                write!(f, "the process is gone (a stale file), and the file could not be removed")
+            }
+            Skipped::SocketElsewhere(socket) => {
+                write!(f, "names the socket {}, not its own in the runtime directory", socket.display())
+            }
+        }
+    }
+}
+
+/// A discovery file that [`scan`] passed over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ignored {
+    /// The file.
+    pub file: PathBuf,
+    /// Why it was not used.
+    pub why: Skipped,
+}
+
+/// What [`scan`] found in the runtime directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scan {
+    /// The live instances, newest first.
+    pub live: Vec<Instance>,
+    /// The discovery files passed over, by file name.
+    pub ignored: Vec<Ignored>,
+}
+
 /// The live instances in `dir`, newest first. Files of dead processes are removed with their
 /// sockets; unreadable or foreign files are skipped.
 pub fn list(dir: &Path) -> Vec<Instance> {
-    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
-    let mut live = Vec::new();
+    scan(dir).live
+}
+
+/// [`list`], also saying which discovery files it passed over and why (for `tether status`).
+pub fn scan(dir: &Path) -> Scan {
+    let mut found = Scan::default();
+    let Ok(entries) = fs::read_dir(dir) else { return found };
     for entry in entries.flatten() {
         let path = entry.path();
         let Some(pid) = path
@@ -141,28 +223,39 @@ pub fn list(dir: &Path) -> Vec<Instance> {
         else {
             continue;
         };
-        match read(&path) {
+        let why = match load(&path) {
             Ok(instance) if instance.pid != pid => {
                 tracing::warn!(path = %path.display(), "discovery file names another pid; ignored");
+                Skipped::OtherPid(instance.pid)
             }
             Ok(instance) if !is_alive(pid) => {
                 tracing::debug!(pid, "removing the discovery file of a dead tether lsp");
-                let _ = fs::remove_file(&path);
+                let removed = fs::remove_file(&path).is_ok();
                 if instance.socket == socket_of(dir, pid) {
                     let _ = fs::remove_file(&instance.socket);
                 }
+                Skipped::Dead { removed }
             }
             // The socket must be the one this directory would hold for that pid: a file that
             // points elsewhere is not followed.
             Ok(instance) if instance.socket != socket_of(dir, pid) => {
                 tracing::warn!(path = %path.display(), "discovery file names a socket outside the runtime directory; ignored");
+                Skipped::SocketElsewhere(instance.socket)
             }
-            Ok(instance) => live.push(instance),
-            Err(e) => tracing::debug!(path = %path.display(), error = %e, "discovery file ignored"),
-        }
+            Ok(instance) => {
+                found.live.push(instance);
+                continue;
+            }
+            Err(why) => {
+                tracing::debug!(path = %path.display(), error = %why, "discovery file ignored");
+                why
+            }
+        };
+        found.ignored.push(Ignored { file: path, why });
     }
-    live.sort_by(|a, b| b.started.cmp(&a.started).then(b.pid.cmp(&a.pid)));
-    live
+    found.live.sort_by(|a, b| b.started.cmp(&a.started).then(b.pid.cmp(&a.pid)));
+    found.ignored.sort_by(|a, b| a.file.cmp(&b.file));
+    found
 }
 
 /// The instance that should serve `root`: the one with the deepest root containing it, the
@@ -274,6 +367,61 @@ mod tests {
         assert_eq!(list(tmp.path()), vec![live]);
         assert!(!file_of(tmp.path(), dead).exists(), "the stale file is removed");
         assert!(!stale.socket.exists(), "with its socket");
+    }
+
+    #[test]
+    fn scan_says_which_files_it_passed_over_and_why() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        let mut child = std::process::Command::new("true").spawn().expect("spawn true");
+        let dead = child.id();
+        child.wait().expect("wait");
+        let me = std::process::id();
+        let parent = std::os::unix::process::parent_id();
+
+        let live = instance(parent, &["/w"], 1, dir);
+        write(dir, &live).expect("write");
+        let stale = instance(dead, &["/w"], 2, dir);
+        write(dir, &stale).expect("write");
+        let mut elsewhere = instance(me, &["/w"], 3, dir);
+        elsewhere.socket = dir.join("other.sock");
+        write(dir, &elsewhere).expect("write");
+        // A file named for one pid that names another.
+        let other = instance(me, &["/w"], 4, dir);
+        let json = serde_json::to_vec(&other).expect("json");
+        let private = |path: &Path, text: &[u8], mode: u32| {
+            fs::write(path, text).expect("write");
+            fs::set_permissions(path, fs::Permissions::from_mode(mode)).expect("chmod");
+        };
+        private(&file_of(dir, 11), &json, 0o600);
+        private(&file_of(dir, 12), &json, 0o644);
+        private(&file_of(dir, 13), b"{", 0o600);
+        fs::create_dir(file_of(dir, 14)).expect("mkdir");
+        // Not discovery files at all: never reported.
+        private(&dir.join(".15.json.tmp"), b"{", 0o600);
+        private(&dir.join("notes.json"), b"{", 0o600);
+
+        let found = scan(dir);
+        assert_eq!(found.live, vec![live]);
+        let ignored: Vec<_> = found
+            .ignored
+            .iter()
+            .map(|i| (i.file.strip_prefix(dir).expect("in dir").display().to_string(), i.why.to_string()))
+            .collect();
+        let mut want = vec![
+            ("11.json".to_owned(), format!("names pid {me}, not the pid in its name")),
+            ("12.json".to_owned(), "not a private file: mode 644; it must be 0600".to_owned()),
+            ("13.json".to_owned(), "not a discovery file: EOF while parsing an object at line 1 column 1".to_owned()),
+            ("14.json".to_owned(), "not a private file: not a regular file".to_owned()),
+            (format!("{dead}.json"), "the process is gone (a stale file); removed".to_owned()),
+            (
+                format!("{me}.json"),
+                format!("names the socket {}, not its own in the runtime directory", elsewhere.socket.display()),
+            ),
+        ];
+        want.sort();
+        assert_eq!(ignored, want);
+        assert!(!file_of(dir, dead).exists(), "the stale file is removed as before");
     }
 
     #[test]

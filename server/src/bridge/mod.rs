@@ -20,6 +20,7 @@ mod listen;
 
 use std::fmt::Write as _;
 use std::io::{self, Read as _};
+use std::path::Path;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -87,25 +88,36 @@ impl FromStr for Attach {
     }
 }
 
-/// `tether status`: the live instances (never their tokens), as text or JSON.
+/// `tether status`: the live instances (never their tokens) and the discovery files passed
+/// over with why, as text or JSON.
 pub fn status(as_json: bool) -> io::Result<String> {
     let dir = runtime_dir()?;
-    let live = discovery::list(&dir);
-    if as_json {
-        let list: Vec<_> = live
-            .iter()
-            .map(|i| {
-                json!({"pid": i.pid, "roots": i.roots, "socket": i.socket, "profile": i.profile,
-                       "version": i.version, "started": i.started})
-            })
-            .collect();
-        return Ok(serde_json::to_string_pretty(&json!({"runtime_dir": dir, "instances": list})).unwrap_or_default());
-    }
-    if live.is_empty() {
-        return Ok(format!("no tether lsp is running (runtime directory {})", dir.display()));
-    }
+    let found = discovery::scan(&dir);
+    Ok(if as_json { status_json(&dir, &found) } else { status_text(&dir, &found) })
+}
+
+/// `tether status --json`: `{"runtime_dir", "instances": [{pid, roots, socket, socket_exists,
+/// profile, version, started}], "ignored": [{file, reason}]}`.
+fn status_json(dir: &Path, found: &discovery::Scan) -> String {
+    let instances: Vec<_> = found
+        .live
+        .iter()
+        .map(|i| {
+            json!({"pid": i.pid, "roots": i.roots, "socket": i.socket, "socket_exists": i.socket.exists(),
+                   "profile": i.profile, "version": i.version, "started": i.started})
+        })
+        .collect();
+    let ignored: Vec<_> = found.ignored.iter().map(|i| json!({"file": i.file, "reason": i.why.to_string()})).collect();
+    serde_json::to_string_pretty(&json!({"runtime_dir": dir, "instances": instances, "ignored": ignored}))
+        .unwrap_or_default()
+}
+
+fn status_text(dir: &Path, found: &discovery::Scan) -> String {
     let mut out = String::new();
-    for i in &live {
+    if found.live.is_empty() {
+        let _ = writeln!(out, "no tether lsp is running (runtime directory {})", dir.display());
+    }
+    for i in &found.live {
         let roots: Vec<_> = i.roots.iter().map(|r| r.display().to_string()).collect();
         let _ = writeln!(out, "pid {}  tether {}  profile {}", i.pid, i.version, i.profile);
         let _ = writeln!(
@@ -113,13 +125,19 @@ pub fn status(as_json: bool) -> io::Result<String> {
             "  serves  {}",
             if roots.is_empty() { "(no workspace folder)".into() } else { roots.join(", ") }
         );
-        let _ = writeln!(out, "  socket  {}", i.socket.display());
+        let missing = if i.socket.exists() { "" } else { " (missing: nothing can attach)" };
+        let _ = writeln!(out, "  socket  {}{missing}", i.socket.display());
     }
-    Ok(out.trim_end().to_owned())
+    for i in &found.ignored {
+        let _ = writeln!(out, "ignored {}: {}", i.file.display(), i.why);
+    }
+    out.trim_end().to_owned()
 }
 
 #[cfg(test)]
 mod tests {
+    use expect_test::expect;
+
     use super::*;
 
     #[test]
@@ -139,6 +157,66 @@ mod tests {
         let mut wrong = t.clone().into_bytes();
         wrong[63] = if wrong[63] == b'0' { b'1' } else { b'0' };
         assert!(!tokens_match(std::str::from_utf8(&wrong).expect("utf8"), &t));
+    }
+
+    #[test]
+    fn status_lists_live_instances_and_the_files_passed_over() {
+        let dir = Path::new("/nonexistent/run/tether");
+        let found = discovery::Scan {
+            live: vec![Instance {
+                pid: 42,
+                roots: vec!["/w/app".into()],
+                socket: dir.join("42.sock"),
+                profile: "standard".into(),
+                token: "secret".into(),
+                version: "1.2.3".into(),
+                started: 7,
+            }],
+            ignored: vec![discovery::Ignored {
+                file: dir.join("9.json"),
+                why: discovery::Skipped::Dead { removed: true },
+            }],
+        };
+        expect![[r#"
+            {
+              "ignored": [
+                {
+                  "file": "/nonexistent/run/tether/9.json",
+                  "reason": "the process is gone (a stale file); removed"
+                }
+              ],
+              "instances": [
+                {
+                  "pid": 42,
+                  "profile": "standard",
+                  "roots": [
+                    "/w/app"
+                  ],
+                  "socket": "/nonexistent/run/tether/42.sock",
+                  "socket_exists": false,
+                  "started": 7,
+                  "version": "1.2.3"
+                }
+              ],
+              "runtime_dir": "/nonexistent/run/tether"
+            }"#]]
+        .assert_eq(&status_json(dir, &found));
+        expect![[r#"
+            pid 42  tether 1.2.3  profile standard
+              serves  /w/app
+              socket  /nonexistent/run/tether/42.sock (missing: nothing can attach)
+            ignored /nonexistent/run/tether/9.json: the process is gone (a stale file); removed"#]]
+        .assert_eq(&status_text(dir, &found));
+        let none = discovery::Scan::default();
+        expect![[r#"
+            {
+              "ignored": [],
+              "instances": [],
+              "runtime_dir": "/nonexistent/run/tether"
+            }"#]]
+        .assert_eq(&status_json(dir, &none));
+        expect!["no tether lsp is running (runtime directory /nonexistent/run/tether)"]
+            .assert_eq(&status_text(dir, &none));
     }
 
     #[test]
