@@ -1,16 +1,18 @@
 // Runs the extension's end-to-end tests in a real VS Code: the VS Code server bundled in
 // code-server, started with the smoke-test driver, its workbench opened in headless Chromium.
 //
-// Environment: NODE24 and CODE_SERVER (from scripts/setup), TETHER_BIN (the binary under test),
-// TETHER_ARTIFACTS (where the screenshot and logs go; default .vscode-test/artifacts).
+// Environment: VSCODE_NODE and CODE_SERVER (from scripts/setup: which VS Code, and the Node it runs
+// on), TETHER_BIN (the binary under test), TETHER_ARTIFACTS (where the screenshot and logs go;
+// default .vscode-test/artifacts).
 //
 //   node scripts/run-e2e.mjs               the extension under development, with tether.server.path
 //                                          set to $TETHER_BIN
 //   node scripts/run-e2e.mjs --vsix FILE   the VSIX installed as a user would, no setting: its
 //                                          bundled binary runs
 // The tests run inside VS Code's extension host (test/e2e/index.ts), write their results to a
-// file, and ask for a screenshot through a handshake folder; this script prints
-// `N passed, N failed, N skipped` and exits non-zero unless every test passed.
+// file, and ask for a screenshot through a handshake folder; this script prints the VS Code
+// version the tests ran in and `N passed, N failed, N skipped`, and exits non-zero unless every
+// test passed in the VS Code that $CODE_SERVER bundles.
 
 import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -30,13 +32,16 @@ const need = (name) => {
   }
   return v;
 };
-const node24 = need("NODE24");
+const vscodeNode = need("VSCODE_NODE");
 const codeServer = need("CODE_SERVER");
 const tetherBin = fs.realpathSync(need("TETHER_BIN"));
 const artifacts = path.resolve(process.env.TETHER_ARTIFACTS || path.join(here, ".vscode-test", "artifacts"));
 const browserPath = process.env.CHROMIUM || "/usr/bin/chromium";
 const vsixAt = process.argv.indexOf("--vsix");
 const vsix = vsixAt > 0 ? path.resolve(process.argv[vsixAt + 1] ?? "") : undefined;
+// The VS Code that code-server bundles, as its own manifest names it.
+const vscodeVersion = JSON.parse(fs.readFileSync(path.join(codeServer, "lib", "vscode", "package.json"), "utf8")).version;
+const started = Date.now();
 const startTimeoutMs = 240_000;
 const runTimeoutMs = 900_000;
 
@@ -78,7 +83,7 @@ fs.writeFileSync(path.join(workspace, "README.md"), "# A workspace for tether's 
 let developmentPath = here;
 if (vsix !== undefined) {
   const install = spawnSync(
-    path.join(node24, "bin", "node"),
+    path.join(vscodeNode, "bin", "node"),
     [path.join(codeServer, "out", "node", "entry.js"), "--install-extension", vsix, "--extensions-dir", extensionsDir,
       "--user-data-dir", dataDir],
     { encoding: "utf8", env: { ...process.env, XDG_CONFIG_HOME: tmp, XDG_DATA_HOME: tmp }, timeout: 300_000 },
@@ -127,7 +132,7 @@ function freePort() {
 const port = await freePort();
 const serverLog = fs.openSync(path.join(artifacts, "vscode-server.log"), "w");
 const server = spawn(
-  path.join(node24, "bin", "node"),
+  path.join(vscodeNode, "bin", "node"),
   [
     path.join(codeServer, "lib", "vscode", "out", "server-main.js"),
     "--host",
@@ -188,7 +193,7 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
 let exitCode = 1;
 try {
   const base = `http://127.0.0.1:${port}`;
-  console.log(`VS Code server on ${base}, workspace ${workspace}`);
+  console.log(`VS Code ${vscodeVersion} server on ${base}, workspace ${workspace}`);
   await waitFor("the VS Code server to answer", startTimeoutMs, async () => {
     if (serverExited) {
       throw new Error(`the VS Code server exited; see ${path.join(artifacts, "vscode-server.log")}`);
@@ -252,9 +257,17 @@ try {
     fs.writeFileSync(path.join(artifacts, "workbench-exit.log"), JSON.stringify(exited.logs, null, 2));
   }
 
-  const results = fs.existsSync(resultsFile)
+  const wroteResults = fs.existsSync(resultsFile);
+  const results = wroteResults
     ? JSON.parse(fs.readFileSync(resultsFile, "utf8"))
     : { passed: [], failed: [{ title: "the test entry", error: "wrote no results" }], skipped: [] };
+  // The extension host's vscode.version: the tests ran in the VS Code this run is about.
+  if (wroteResults && results.vscode !== vscodeVersion) {
+    results.failed.push({
+      title: "the VS Code version",
+      error: `the tests ran in VS Code ${results.vscode}, not in ${vscodeVersion} from ${codeServer}`,
+    });
+  }
   for (const t of results.passed) {
     console.log(`  ok   ${t.title} (${t.ms} ms)`);
   }
@@ -264,7 +277,11 @@ try {
   for (const t of results.failed) {
     console.log(`  FAIL ${t.title}\n${String(t.error).replace(/^/gm, "       ")}`);
   }
-  console.log(`${results.passed.length} passed, ${results.failed.length} failed, ${results.skipped.length} skipped`);
+  const seconds = Math.round((Date.now() - started) / 1000);
+  console.log(
+    `${results.passed.length} passed, ${results.failed.length} failed, ${results.skipped.length} skipped` +
+      ` in VS Code ${results.vscode ?? vscodeVersion} (${seconds} s)`,
+  );
   exitCode = exited.code === 0 && results.failed.length === 0 && results.passed.length > 0 ? 0 : 1;
 } catch (e) {
   console.error(`run-e2e: ${e instanceof Error ? e.message : String(e)}`);

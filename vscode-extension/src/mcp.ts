@@ -70,7 +70,7 @@ export class TetherMcpProvider implements vscode.McpServerDefinitionProvider<vsc
   }
 }
 
-/** Registers the provider (the API exists from VS Code 1.101, the lowest version in `engines`). */
+/** Registers the provider (the API exists from VS Code 1.101; `engines` asks for 1.103, the oldest tested). */
 export function registerMcpProvider(provider: TetherMcpProvider): vscode.Disposable {
   return vscode.lm.registerMcpServerDefinitionProvider(PROVIDER_ID, provider);
 }

@@ -3,7 +3,8 @@
 //
 // Two setups run them (scripts/run-e2e.mjs): the extension under development with
 // `tether.server.path` set to $TETHER_BIN, and the VSIX installed as a user would, with no
-// setting, so that its bundled copy of $TETHER_BIN runs ($TETHER_TEST_SOURCE=bundled).
+// setting, so that its bundled copy of $TETHER_BIN runs ($TETHER_TEST_SOURCE=bundled). scripts/test
+// runs both in the newest VS Code and the first also in the oldest that `engines.vscode` admits.
 
 import * as assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";

@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 import Mocha from "mocha";
+import * as vscode from "vscode";
 
 interface Outcome {
   title: string;
@@ -16,7 +17,13 @@ interface Outcome {
 export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: "bdd", timeout: 180_000, color: false, reporter: "dot" });
   mocha.addFile(path.join(__dirname, "extension.test.js"));
-  const results = { passed: [] as Outcome[], failed: [] as Outcome[], skipped: [] as Outcome[] };
+  // The runner checks the version against the VS Code it started.
+  const results = {
+    vscode: vscode.version,
+    passed: [] as Outcome[],
+    failed: [] as Outcome[],
+    skipped: [] as Outcome[],
+  };
   await new Promise<void>((resolve) => {
     const runner = mocha.run(() => {
       resolve();
