@@ -51,17 +51,16 @@ impl LineEnding {
     }
 
     /// The line break new lines get in a file of this style: the style's own, or, for a mixed
-    /// file, the break its first line uses.
+    /// file, the break most of its lines use (the first of those used equally often).
+    ///
+    /// Most, not the first: a stray `\r` in one line of a CRLF file (`foo\r\r\n`) makes the file
+    /// mixed, and new lines must still get `\r\n`, not that line's lone `\r`.
     pub fn break_for(self, text: &str) -> &'static str {
         match self {
             LineEnding::Lf => "\n",
             LineEnding::Crlf => "\r\n",
             LineEnding::Cr => "\r",
-            LineEnding::Mixed => match lines(text).map(|(_, b)| b).find(|b| !b.is_empty()) {
-                Some("\r\n") => "\r\n",
-                Some("\r") => "\r",
-                _ => "\n",
-            },
+            LineEnding::Mixed => predominant_break(text),
         }
     }
 }
@@ -69,6 +68,38 @@ impl LineEnding {
 impl fmt::Display for LineEnding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// The line break most of `text`'s lines end with; among breaks used equally often, the one
+/// that comes first; `\n` when there is none.
+fn predominant_break(text: &str) -> &'static str {
+    const BREAKS: [&str; 3] = ["\n", "\r\n", "\r"];
+    let bytes = text.as_bytes();
+    // How often each break occurs, and where it first does.
+    let mut count = [0usize; 3];
+    let mut first = [usize::MAX; 3];
+    let mut skip_lf_at = usize::MAX;
+    for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+        if i == skip_lf_at {
+            continue;
+        }
+        let kind = if bytes[i] == b'\n' {
+            0
+        } else if bytes.get(i + 1) == Some(&b'\n') {
+            skip_lf_at = i + 1;
+            1
+        } else {
+            2
+        };
+        count[kind] += 1;
+        first[kind] = first[kind].min(i);
+    }
+    let best = (0..3).max_by_key(|&k| (count[k], std::cmp::Reverse(first[k]))).unwrap_or(0);
+    if count[best] == 0 {
+        "\n"
+    } else {
+        BREAKS[best]
     }
 }
 
@@ -503,6 +534,24 @@ mod tests {
         assert_eq!(LineEnding::Mixed.break_for("a\r\nb\n"), "\r\n");
         assert_eq!(LineEnding::Mixed.break_for("a\nb\r\n"), "\n");
         assert_eq!(LineEnding::Crlf.break_for(""), "\r\n");
+    }
+
+    #[test]
+    fn break_for_mixed_takes_the_predominant_break() {
+        let table = [
+            // A stray CR in the first line of a CRLF file (codex's apply-patch suite, ported 022).
+            ("foo\r\r\nbar\r\n", "\r\n"),
+            ("a\nb\r\nc\r\n", "\r\n"),
+            ("a\r\nb\nc\n", "\n"),
+            ("a\rb\rc\r\n", "\r"),
+            // Ties go to the break that comes first.
+            ("a\rb\nc\r\nd\n\r", "\r"),
+            ("a\r\nb\rc\r\nd\r", "\r\n"),
+        ];
+        for (text, want) in table {
+            assert_eq!(LineEnding::detect(text), LineEnding::Mixed, "{text:?}");
+            assert_eq!(LineEnding::Mixed.break_for(text), want, "{text:?}");
+        }
     }
 
     #[test]

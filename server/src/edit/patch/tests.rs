@@ -269,6 +269,19 @@ fn applies_hunks() {
         ("envelope unified range as anchor", "x\ny\nx\n", envelope("@@ -3,1 +3,1 @@\n-x\n+X"), "x\ny\nX\n"),
         ("envelope trailing blank context dropped", abc, envelope("@@\n-c\n+C\n \n"), "a\nb\nC\n"),
         ("envelope crlf file", "a\r\nb\r\n", envelope("@@\n a\n-b\n+B"), "a\r\nB\r\n"),
+        // A stray CR in one line of a CRLF file: new lines still get CRLF (ported 022 and 023).
+        (
+            "crlf file with a stray cr, replace",
+            "foo\r\r\nbar\r\n",
+            envelope("@@\n-bar\n+BAR\n+QUX"),
+            "foo\r\r\nBAR\r\nQUX\r\n",
+        ),
+        (
+            "crlf file with a stray cr, append",
+            "foo\r\r\nbar\r\n",
+            envelope("@@\n+BAZ\n*** End of File"),
+            "foo\r\r\nbar\r\nBAZ\r\n",
+        ),
         ("envelope no newline kept", "a\nb", envelope("@@\n a\n-b\n+B"), "a\nB"),
     ];
     for (name, base, patch, want) in table {
