@@ -7,7 +7,10 @@
 //! one level, a hunk with line numbers is looked for at its stated line first and then outward
 //! (shifted by how far the previous hunk was found from its own stated line), so a repeated block
 //! is resolved by position; a hunk without line numbers takes the first match after the previous
-//! hunk. Hunks apply in order and never overlap: each is looked for after the previous one.
+//! hunk. Hunks apply in order and never overlap: each is looked for after the previous one. The
+//! one exception is a pure insertion with neither line numbers nor an `@@` anchor: it goes at the
+//! end of the file (as in Codex) and the next hunk is still looked for from where the one before
+//! it ended.
 //!
 //! Lines are compared without their line breaks, so a patch typed with `\n` applies to a CRLF
 //! file. Context lines keep the file's text (a fuzzy match does not rewrite them), and added lines
@@ -236,9 +239,18 @@ pub fn apply_hunks(base: &str, hunks: &[Hunk]) -> Result<String, HunkFailure> {
         if let (None, Placement::Near { start: stated, .. }) = (anchor_at, hunk.placement) {
             drift = start as isize - stated as isize;
         }
-        cursor = start + body.iter().filter(|l| l.kind != LineKind::Add).count();
+        // A pure insertion sent to the end of the file for want of any position says nothing
+        // about where the next hunk is: like Codex, keep looking from where the previous hunk
+        // ended. The insertion then lands after every later hunk, all of which end by the end
+        // of the file, so the result is the same whichever order they are applied in.
+        let at_end_by_default = old.is_empty() && anchor_at.is_none() && hunk.placement == Placement::Forward;
+        if !at_end_by_default {
+            cursor = start + body.iter().filter(|l| l.kind != LineKind::Add).count();
+        }
         placed.push(Placed { start, hunk, lines: body });
     }
+    // Stable, so insertions at one place keep the patch's order.
+    placed.sort_by_key(|p| p.start);
     Ok(build(&text.lines, &placed, base, brk))
 }
 

@@ -264,6 +264,20 @@ fn applies_hunks() {
             "def f():\n    \"\"\"doc\"\"\"\n    pass\n",
         ),
         ("envelope pure addition appends", abc, envelope("@@\n+d"), "a\nb\nc\nd\n"),
+        // A context-less pure addition goes at the end without moving the search for the next
+        // hunk (codex's apply-patch suite, ported 014).
+        (
+            "envelope pure addition, then an earlier hunk",
+            "line1\nline2\nline3\n",
+            envelope("@@\n+after-context\n+second-line\n@@\n line1\n-line2\n-line3\n+line2-replacement"),
+            "line1\nline2-replacement\nafter-context\nsecond-line\n",
+        ),
+        (
+            "envelope pure additions at the end keep their order",
+            abc,
+            envelope("@@\n+x\n@@\n-a\n+A\n@@\n+y\n*** End of File"),
+            "A\nb\nc\nx\ny\n",
+        ),
         ("envelope end of file", "x\ny\nx\n", envelope("@@\n-x\n+X\n*** End of File"), "x\ny\nX\n"),
         ("envelope forward order", "x\ny\nx\n", envelope("@@\n-x\n+X\n@@\n-x\n+Z"), "X\ny\nZ\n"),
         ("envelope unified range as anchor", "x\ny\nx\n", envelope("@@ -3,1 +3,1 @@\n-x\n+X"), "x\ny\nX\n"),
