@@ -363,7 +363,9 @@ fn parse_one(text: &str) -> Result<FilePatch> {
             let no = body[0].no;
             body.splice(0..0, [PatchLine { no, text: "--- a/file" }, PatchLine { no, text: "+++ b/file" }]);
         }
-        unified::parse(&body)
+        // This contract patches the one file `path` names and never renames: a `---`/`+++` pair
+        // without hunks stays a malformed diff.
+        unified::parse(&body, unified::BareRename::Refuse)
     }
     .map_err(|e| malformed(e.message()))?;
     match files.len() {
@@ -506,6 +508,10 @@ mod tests {
             ("", Err("malformed diff: the patch is empty")),
             ("```\n```\n", Err("malformed diff: the patch is empty")),
             ("hello\n", Err("malformed diff: patch line 1")),
+            // The core reads a `---`/`+++` pair without hunks as a rename; this contract never
+            // renames, so it stays malformed.
+            ("--- a/x\n+++ b/y\n", Err("malformed diff: patch line 2: expected a hunk header")),
+            ("--- a/x\n+++ b/x\n", Err("malformed diff: patch line 2: expected a hunk header")),
             (
                 "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n",
                 Err("malformed diff: the patch changes 2 files"),

@@ -35,7 +35,8 @@ pub const TOOL: Tool = Tool {
     description: "Apply a patch that creates, edits, renames or deletes one or more files, all \
 together or not at all. Accepts a unified diff (`diff -u` or `git diff` output: `--- a/path` / \
 `+++ b/path` headers, `@@ -a,b +c,d @@` hunks, `--- /dev/null` to create, `+++ /dev/null` to \
-delete, different old and new paths or git's `rename from`/`rename to` to rename) or the \
+delete, different old and new paths or git's `rename from`/`rename to` to rename, with no hunks for \
+a pure rename) or the \
 `*** Begin Patch` envelope (`*** Add File: path` with `+` lines, `*** Update File: path` with an \
 optional `*** Move to: path` and `@@` hunks, where `@@ def f():` first finds that line, \
 `*** Delete File: path`, `*** End of File` to match at the end, `*** End Patch`). A markdown \

@@ -145,6 +145,12 @@ fn applies_patches() {
             &[("a.txt", None), ("moved/a.txt", Some("one\ntwo\nthree\n")), ("old.txt", None)],
         ),
         (
+            "unified rename without hunks keeps the bytes",
+            "--- a/a.txt\n+++ b/moved/a.txt\n--- a/old.txt\n+++ b/old.txt\n@@ -1 +1 @@\n-bye\n+hi\n",
+            "patched 2 files:\nR a.txt -> moved/a.txt\nM old.txt",
+            &[("a.txt", None), ("moved/a.txt", Some("one\ntwo\nthree\n")), ("old.txt", Some("hi\n"))],
+        ),
+        (
             "fenced, with wrong counts",
             "```diff\n--- a/a.txt\n+++ b/a.txt\n@@ -1,7 +1,1 @@\n one\n-two\n+2\n+2.5\n```\n",
             "patched 1 file:\nM a.txt",

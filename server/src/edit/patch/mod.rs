@@ -160,6 +160,7 @@ pub struct PatchLine<'a> {
 /// Parses a patch in either format into its file patches, in patch order.
 ///
 /// A markdown code fence around the whole patch and blank lines before or after it are ignored.
+/// A unified `---`/`+++` pair with differing paths and no hunks is a pure rename.
 /// Fails with `invalid_input` naming the patch line for anything malformed.
 pub fn parse(text: &str) -> Result<Vec<FilePatch>> {
     let all: Vec<PatchLine<'_>> = text
@@ -171,7 +172,11 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>> {
     if body.is_empty() {
         return Err(Error::invalid("`patch` is empty: give a unified diff or a `*** Begin Patch` envelope"));
     }
-    let files = if envelope::is_envelope(body) { envelope::parse(body)? } else { unified::parse(body)? };
+    let files = if envelope::is_envelope(body) {
+        envelope::parse(body)?
+    } else {
+        unified::parse(body, unified::BareRename::Rename)?
+    };
     if files.is_empty() {
         return Err(Error::invalid("the patch changes no file (file mode changes are not applied)"));
     }

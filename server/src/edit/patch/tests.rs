@@ -59,6 +59,13 @@ fn parses_every_header_form() {
             &["M old.rs -> new.rs (1 hunks)"],
         ),
         ("differing paths rename", "--- a/old.rs\n+++ b/new.rs\n@@ -1 +1 @@\n-a\n+b\n", &["M old.rs -> new.rs (1 hunks)"]),
+        // Without hunks, differing paths are a pure rename (the coder contract's words).
+        ("differing paths, no hunks", "--- a/old.rs\n+++ b/new.rs\n", &["M old.rs -> new.rs (0 hunks)"]),
+        (
+            "rename without hunks, then another file",
+            "--- a/old.rs\n+++ b/new.rs\n\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n",
+            &["M old.rs -> new.rs (0 hunks)", "M x (1 hunks)"],
+        ),
         (
             "quoted git paths",
             "diff --git \"a/sp ace.txt\" \"b/sp ace.txt\"\n--- \"a/sp ace.txt\"\n+++ \"b/sp ace.txt\"\n@@ -1 +1 @@\n-a\n+b\n",
@@ -108,6 +115,8 @@ fn refuses_malformed_patches_with_a_line_number() {
         ("hunk before header", "@@ -1 +1 @@\n-a\n+b\n", "patch line 1: hunk header before any file header"),
         ("no +++", "--- a/x\n@@ -1 +1 @@\n", "patch line 2: expected `+++ b/path`"),
         ("no hunk", "--- a/x\n+++ b/x\n", "expected a hunk header"),
+        ("rename followed by a stray line", "--- a/x\n+++ b/y\nfoo\n", "patch line 3: expected a hunk header"),
+        ("no hunk, created", "--- /dev/null\n+++ b/y\n", "patch line 2: expected a hunk header"),
         (
             "bad hunk line",
             "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\nb\n+c\n",

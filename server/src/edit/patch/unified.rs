@@ -4,7 +4,9 @@
 //! `new file mode`, `deleted file mode`, `rename from`/`rename to`, `similarity index`, ...)
 //! and/or a `--- a/x` / `+++ b/x` pair. `a/` and `b/` prefixes are stripped, a tab and what
 //! follows it (a timestamp) is dropped, and git's quoted paths are unquoted. `/dev/null` on the
-//! old side creates the file, on the new side deletes it; differing paths rename it.
+//! old side creates the file, on the new side deletes it; differing paths rename it. A `---` /
+//! `+++` pair with differing paths and no hunks is a pure rename that keeps the file's bytes, or
+//! malformed, as the caller says ([`BareRename`]).
 //!
 //! Hunk counts are not trusted: models miscount, so a hunk's body is every line that looks like
 //! one (` `, `-`, `+`, `\`, or empty) up to the next header, and the counts only decide whether a
@@ -16,8 +18,17 @@ use crate::error::Result;
 
 const DEV_NULL: &str = "/dev/null";
 
+/// How a `---` / `+++` pair with differing paths and no hunks is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BareRename {
+    /// As a pure rename that keeps the file's bytes (the coder contract's reading).
+    Rename,
+    /// As a malformed section: a hunk header is missing (for a diff onto one named file).
+    Refuse,
+}
+
 /// Parses a unified diff over one or more files.
-pub fn parse(lines: &[PatchLine<'_>]) -> Result<Vec<FilePatch>> {
+pub fn parse(lines: &[PatchLine<'_>], bare: BareRename) -> Result<Vec<FilePatch>> {
     let mut files = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -26,7 +37,7 @@ pub fn parse(lines: &[PatchLine<'_>]) -> Result<Vec<FilePatch>> {
         if t.trim().is_empty() || is_ignorable_header(t) {
             i += 1;
         } else if t.starts_with("diff --git ") || t.starts_with("--- ") {
-            let (file, next) = parse_section(lines, i)?;
+            let (file, next) = parse_section(lines, i, bare)?;
             files.extend(file);
             i = next;
         } else if t.starts_with("@@") {
@@ -56,6 +67,11 @@ fn is_ignorable_header(t: &str) -> bool {
         || (t.starts_with("diff ") && !t.starts_with("diff --git "))
 }
 
+/// Whether `t` is a blank line or the first line of a file section.
+fn starts_section(t: &str) -> bool {
+    t.trim().is_empty() || is_ignorable_header(t) || t.starts_with("diff --git ") || t.starts_with("--- ")
+}
+
 /// What one file section's headers say.
 #[derive(Default)]
 struct Headers {
@@ -71,7 +87,7 @@ struct Headers {
 
 /// Parses one file section starting at `start`; returns its file patch (none for a mode-only
 /// change) and the index of the first line after it.
-fn parse_section(lines: &[PatchLine<'_>], start: usize) -> Result<(Option<FilePatch>, usize)> {
+fn parse_section(lines: &[PatchLine<'_>], start: usize, bare: BareRename) -> Result<(Option<FilePatch>, usize)> {
     let mut h = Headers::default();
     let mut i = start;
     let no = lines[start].no;
@@ -128,8 +144,14 @@ fn parse_section(lines: &[PatchLine<'_>], start: usize) -> Result<(Option<FilePa
         i = next;
     }
     if h.old.is_some() && hunks.is_empty() && h.rename_to.is_none() && !h.new_file && !h.deleted {
-        let at = lines.get(i).map_or(lines[i - 1].no, |l| l.no);
-        return Err(malformed(at, "expected a hunk header (`@@ -a,b +c,d @@`) after the `+++` line"));
+        // `--- a/x` / `+++ b/y` and nothing else (the patch ends, or the next file starts) renames
+        // x to y and keeps its bytes; with the same path on both sides it would do nothing.
+        let section_ends = lines.get(i).is_none_or(|l| starts_section(l.text));
+        let renames = matches!(change_of(&h, no), Ok(Some(FileChange::Update { move_to: Some(_), .. })));
+        if !(bare == BareRename::Rename && section_ends && renames) {
+            let at = lines.get(i).map_or(lines[i - 1].no, |l| l.no);
+            return Err(malformed(at, "expected a hunk header (`@@ -a,b +c,d @@`) after the `+++` line"));
+        }
     }
     let change = change_of(&h, no)?;
     let Some(change) = change else { return Ok((None, i)) };
