@@ -126,6 +126,15 @@ pub fn parse(lines: &[PatchLine<'_>]) -> Result<Vec<FilePatch>> {
             ));
         }
     }
+    if files.is_empty() {
+        return Err(malformed(
+            first.no,
+            format!(
+                "the patch has no file sections between `{BEGIN}` and `{END}`; add at least one \
+                 `{ADD} path`, `{UPDATE} path` or `{DELETE} path`"
+            ),
+        ));
+    }
     Ok(files)
 }
 

@@ -161,7 +161,8 @@ pub struct PatchLine<'a> {
 ///
 /// A markdown code fence around the whole patch and blank lines before or after it are ignored.
 /// A unified `---`/`+++` pair with differing paths and no hunks is a pure rename.
-/// Fails with `invalid_input` naming the patch line for anything malformed.
+/// Fails with `invalid_input` naming the patch line for anything malformed, and for a patch
+/// that names no file.
 pub fn parse(text: &str) -> Result<Vec<FilePatch>> {
     let all: Vec<PatchLine<'_>> = text
         .split('\n')
@@ -172,15 +173,12 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>> {
     if body.is_empty() {
         return Err(Error::invalid("`patch` is empty: give a unified diff or a `*** Begin Patch` envelope"));
     }
-    let files = if envelope::is_envelope(body) {
-        envelope::parse(body)?
+    // Both parsers refuse a patch without a file section, each in its own format's words.
+    if envelope::is_envelope(body) {
+        envelope::parse(body)
     } else {
-        unified::parse(body, unified::BareRename::Rename)?
-    };
-    if files.is_empty() {
-        return Err(Error::invalid("the patch changes no file (file mode changes are not applied)"));
+        unified::parse(body, unified::BareRename::Rename)
     }
-    Ok(files)
 }
 
 /// An `invalid_input` error about patch line `no`.

@@ -118,6 +118,13 @@ fn refuses_malformed_patches_with_a_line_number() {
         ("rename followed by a stray line", "--- a/x\n+++ b/y\nfoo\n", "patch line 3: expected a hunk header"),
         ("no hunk, created", "--- /dev/null\n+++ b/y\n", "patch line 2: expected a hunk header"),
         (
+            "empty envelope",
+            "*** Begin Patch\n*** End Patch\n",
+            "patch line 1: the patch has no file sections between `*** Begin Patch` and `*** End Patch`",
+        ),
+        ("headers only", "Index: x\n=====\n", "patch line 1: the patch has no file sections"),
+        ("garbage names both formats", "hello\n", "or a patch starting with `*** Begin Patch`, found `hello`"),
+        (
             "bad hunk line",
             "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\nb\n+c\n",
             "patch line 5: unexpected line in the hunk",

@@ -30,6 +30,7 @@ pub enum BareRename {
 /// Parses a unified diff over one or more files.
 pub fn parse(lines: &[PatchLine<'_>], bare: BareRename) -> Result<Vec<FilePatch>> {
     let mut files = Vec::new();
+    let mut mode_only = false;
     let mut i = 0;
     while i < lines.len() {
         let l = lines[i];
@@ -38,6 +39,7 @@ pub fn parse(lines: &[PatchLine<'_>], bare: BareRename) -> Result<Vec<FilePatch>
             i += 1;
         } else if t.starts_with("diff --git ") || t.starts_with("--- ") {
             let (file, next) = parse_section(lines, i, bare)?;
+            mode_only |= file.is_none();
             files.extend(file);
             i = next;
         } else if t.starts_with("@@") {
@@ -49,12 +51,20 @@ pub fn parse(lines: &[PatchLine<'_>], bare: BareRename) -> Result<Vec<FilePatch>
             return Err(malformed(
                 l.no,
                 format!(
-                    "expected a file header (`diff --git a/path b/path`, or `--- a/path` then `+++ b/path`), \
-                     found {}",
+                    "expected a file header (`diff --git a/path b/path`, or `--- a/path` then `+++ b/path`) \
+                     or a patch starting with `*** Begin Patch`, found {}",
                     quote(t)
                 ),
             ));
         }
+    }
+    if files.is_empty() {
+        let no = lines.first().map_or(1, |l| l.no);
+        return Err(if mode_only {
+            malformed(no, "the patch only changes file modes, and file mode changes are not applied")
+        } else {
+            malformed(no, "the patch has no file sections; start each file with `--- a/path` and `+++ b/path` lines")
+        });
     }
     Ok(files)
 }

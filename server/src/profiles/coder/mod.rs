@@ -101,9 +101,13 @@ const MULTI_EDIT: &str = "Apply several edit_file-style edits ({old_string, new_
 to one file in order, each on the result of the previous, with edit_file's exact-then-tolerant matching. \
 All or nothing: if any edit fails nothing is written, and the error message starts with the failing \
 edit's index (`edits[2]: ...`).";
-const APPLY_PATCH: &str = "Apply a unified diff spanning one or more files, all together or not at all. \
-`--- /dev/null` creates a file, `+++ /dev/null` deletes one, different old and new paths rename (with \
-hunks: rename and edit; without: a pure rename keeping the exact bytes). Creating an existing path, \
+const APPLY_PATCH: &str = "Apply a patch spanning one or more files, all together or not at all. \
+Takes a unified diff (`--- a/path` / `+++ b/path` headers, `@@ -a,b +c,d @@` hunks; git headers \
+accepted): `--- /dev/null` creates a file, `+++ /dev/null` deletes one, different old and new paths \
+rename (with hunks: rename and edit; without: a pure rename keeping the exact bytes). Also takes the \
+`*** Begin Patch` ... `*** End Patch` envelope: `*** Add File: path` with `+` lines, \
+`*** Update File: path` with an optional `*** Move to: path` and `@@` hunks (`@@ def f():` first \
+finds that line), `*** Delete File: path`. Creating an existing path, \
 renaming onto an existing one, or naming a path twice is refused. Modified files keep their line \
 endings and BOM; created files use LF. A hunk that does not apply fails with patch_failed naming the \
 file.";
@@ -217,7 +221,8 @@ struct WriteFileArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ApplyPatchArgs {
-    /// A unified diff spanning one or more files (`--- a/path`, `+++ b/path`, `@@` hunks).
+    /// A unified diff spanning one or more files (`--- a/path`, `+++ b/path`, `@@` hunks), or a
+    /// `*** Begin Patch` ... `*** End Patch` envelope.
     patch: String,
 }
 
@@ -545,6 +550,37 @@ mod tests {
             let v: Value = serde_json::from_str(&r.text).expect("json envelope");
             assert_eq!(v["error"], want, "{tool} {args}: {}", r.text);
         }
+    }
+
+    #[test]
+    fn apply_patch_takes_both_formats_and_says_so() {
+        // The description and the schema name both formats the tool accepts.
+        let tool = TOOLS.iter().find(|t| t.name == "apply_patch").expect("listed");
+        let schema = serde_json::to_string(&(tool.schema)()).expect("schema");
+        for text in [tool.description, schema.as_str()] {
+            for format in ["--- a/", "*** Begin Patch"] {
+                assert!(text.contains(format), "{format} missing from {text}");
+            }
+        }
+        let f = fixture(
+            "//- a.txt
+one
+two
+//- b.txt
+bee
+",
+        );
+        let table = [
+            ("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+1\n", "patched 1 file:\nM a.txt"),
+            ("--- a/b.txt\n+++ b/c.txt\n", "patched 1 file:\nR b.txt -> c.txt"),
+            ("*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+2\n*** End Patch", "patched 1 file:\nM a.txt"),
+        ];
+        for (patch, want) in table {
+            let r = call(&f, "apply_patch", json!({ "patch": patch }));
+            assert_eq!((r.is_error, r.text.as_str()), (false, want), "{patch}");
+        }
+        assert_eq!(std::fs::read_to_string(f.dir.path().join("a.txt")).expect("read"), "1\n2\n");
+        assert_eq!(std::fs::read_to_string(f.dir.path().join("c.txt")).expect("read"), "bee\n");
     }
 
     #[test]
