@@ -22,8 +22,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{signal_name, Captured, Outcome};
 use crate::sink::{self, Sink};
 use crate::text::{convert_breaks, LineEnding};
+use crate::tools::editable::{read_editable, Wording};
 use crate::tools::run_allowed::{run_allowed, RunAllowedArgs};
-use crate::tools::write_file::read_editable;
 use crate::tools::{self, parse_args, Context, Effects, Output};
 use crate::vfs::EntryKind;
 
@@ -334,7 +334,7 @@ fn apply_patch(ctx: &Context<'_>, args: ApplyPatchArgs) -> Result<Output> {
                 return Err(Error::new(ErrorKind::NotAFile, format!("{path}: is a directory, not a file"))
                     .with_path(path.given()));
             }
-            let text = read_editable(ctx, &path)?;
+            let text = read_editable(ctx, &path, Wording::Write)?;
             let new = apply_hunks(&text.text, &file.hunks).map_err(|f| failed(path.given(), &f))?;
             let summary = format!("patched {path} ({hunks} applied)");
             Ok(Output::Change { plan: EditPlan::edit_to(path, Base::from(text), &new), summary })
@@ -424,7 +424,7 @@ struct AppendArgs {
 /// file's style).
 fn append_file(ctx: &Context<'_>, args: AppendArgs) -> Result<Output> {
     let path = ctx.vfs.resolve(&args.path)?;
-    let file = read_editable(ctx, &path).map_err(|e| match e.kind() {
+    let file = read_editable(ctx, &path, Wording::Write).map_err(|e| match e.kind() {
         ErrorKind::NotFound => Error::new(
             ErrorKind::NotFound,
             format!(

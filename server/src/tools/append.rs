@@ -9,7 +9,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::write_file::read_editable;
+use super::editable::{read_editable, Wording};
 use super::{parse_args, schema_of, Context, Effects, Output, Tool};
 use crate::edit::{Base, EditPlan, FileOp, TextChange};
 use crate::error::{Error, ErrorKind, Result};
@@ -46,7 +46,7 @@ pub fn append(ctx: &Context<'_>, args: AppendArgs) -> Result<Output> {
         return Err(Error::invalid("`content` is empty; there is nothing to append"));
     }
     let path = ctx.vfs.resolve(&args.path)?;
-    let file = read_editable(ctx, &path).map_err(|e| match e.kind() {
+    let file = read_editable(ctx, &path, Wording::Write).map_err(|e| match e.kind() {
         ErrorKind::NotFound => Error::new(
             ErrorKind::NotFound,
             format!("{path}: no such file; append adds to an existing file, use write_file to create one"),

@@ -4,12 +4,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::editable::{check_editable, Wording};
 use super::{parse_args, schema_of, Context, Effects, Output, Tool};
 use crate::edit::matcher::{self, Replaced};
 use crate::edit::view::Mapped;
 use crate::edit::{Base, EditPlan, FileOp};
-use crate::error::{Error, ErrorKind, Result};
-use crate::text::{Encoding, SharedText};
+use crate::error::{Error, Result};
+use crate::text::SharedText;
 use crate::vfs::FileText;
 use crate::workspace::SandboxPath;
 
@@ -57,7 +58,7 @@ pub fn edit_file(ctx: &Context<'_>, args: EditFileArgs) -> Result<Output> {
     // The buffer's rope is shared, not copied: on a large open document the exact match is
     // found in place (see `replace_shared`).
     let path = ctx.vfs.resolve(&args.path)?;
-    let file = editable(&path, ctx.vfs.read_shared(&path))?;
+    let file = check_editable(&path, ctx.vfs.read_shared(&path), Wording::Edit)?;
     let replaced = matcher::replace_shared(&file.text, &args.old_string, &args.new_string, args.replace_all)
         .map_err(|m| m.to_error(path.given(), "old_string"))?;
     let summary = format!("edited {}: {}", path.given(), replaced.describe());
@@ -90,37 +91,6 @@ pub(crate) fn check_strings(old: &str, new: &str, prefix: &str) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Resolves and reads a file to edit, failing early, with a message a model can act on, when it
-/// is missing or in an encoding tether does not write.
-pub(crate) fn read_editable(ctx: &Context<'_>, given: &str) -> Result<(SandboxPath, FileText)> {
-    let path = ctx.vfs.resolve(given)?;
-    let file = editable(&path, ctx.vfs.read_text(&path))?;
-    Ok((path, file))
-}
-
-/// A file read for editing, or the error that says why it cannot be edited.
-fn editable<T>(path: &SandboxPath, read: Result<FileText<T>>) -> Result<FileText<T>> {
-    let file = read.map_err(|e| match e.kind() {
-        ErrorKind::NotFound => {
-            Error::new(ErrorKind::NotFound, format!("{}; use write_file to create a file", e.message()))
-                .with_path(path.given())
-        }
-        _ => e,
-    })?;
-    if !file.encoding.is_editable() {
-        let what = match file.encoding {
-            Encoding::Utf8Lossy => "is not valid utf-8 (writing it back would lose its invalid bytes)".to_owned(),
-            other => format!("is {other}"),
-        };
-        return Err(Error::new(
-            ErrorKind::IsBinary,
-            format!("{}: file {what}; tether reads it but does not edit it", path.given()),
-        )
-        .with_path(path.given()));
-    }
-    Ok(file)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::append::appended_text;
-use super::write_file::read_editable;
+use super::editable::{read_editable, Wording};
 use super::{parse_args, schema_of, Context, Effects, Output, Tool};
 use crate::edit::{Base, EditPlan, FileOp, TextChange};
 use crate::error::{Error, Result};
@@ -50,7 +50,7 @@ pub fn insert(ctx: &Context<'_>, args: InsertArgs) -> Result<Output> {
         return Err(Error::invalid("`content` is empty; there is nothing to insert"));
     }
     let path = ctx.vfs.resolve(&args.path)?;
-    let file = read_editable(ctx, &path)?;
+    let file = read_editable(ctx, &path, Wording::Write)?;
     let index = LineIndex::new(&file.text);
     let total = index.line_count();
     let before = target_line(args.line, total).ok_or_else(|| out_of_range(args.line, total, path.given()))?;

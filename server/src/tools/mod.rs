@@ -8,6 +8,7 @@ pub mod append;
 pub mod apply_patch;
 pub mod delete;
 pub mod edit_file;
+pub mod editable;
 pub mod explore;
 pub mod glob;
 pub mod grep;

@@ -4,7 +4,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::edit_file::{check_strings, read_editable};
+use super::edit_file::check_strings;
+use super::editable::{read_editable, Wording};
 use super::{parse_args, schema_of, Context, Effects, Output, Tool};
 use crate::edit::matcher;
 use crate::edit::{apply_changes, Base, EditPlan};
@@ -61,7 +62,8 @@ pub fn multi_edit(ctx: &Context<'_>, args: MultiEditArgs) -> Result<Output> {
     for (i, e) in args.edits.iter().enumerate() {
         check_strings(&e.old_string, &e.new_string, &format!("edits[{i}]."))?;
     }
-    let (path, file) = read_editable(ctx, &args.path)?;
+    let path = ctx.vfs.resolve(&args.path)?;
+    let file = read_editable(ctx, &path, Wording::Edit)?;
     let mut text = file.text.clone();
     let mut replacements = 0;
     let mut tolerant = Vec::new();

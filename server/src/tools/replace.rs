@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::edit_file::read_editable;
+use super::editable::{read_editable, Wording};
 use super::{parse_args, schema_of, Context, Effects, Output, Tool};
 use crate::edit::closest::line_span;
 use crate::edit::replace::Template;
@@ -99,7 +99,8 @@ pub fn replace(ctx: &Context<'_>, args: ReplaceArgs) -> Result<Output> {
     } else {
         None
     };
-    let (path, file) = read_editable(ctx, &args.path)?;
+    let path = ctx.vfs.resolve(&args.path)?;
+    let file = read_editable(ctx, &path, Wording::Edit)?;
     let view = Mapped::lf(&file.text);
     let hay = view.text();
     let range = line_bounds(&path, hay, args.start_line, args.end_line)?;

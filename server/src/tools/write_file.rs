@@ -8,12 +8,11 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::editable::{read_editable, Wording};
 use super::{parse_args, schema_of, Context, Effects, Output, Tool};
 use crate::edit::{Base, EditPlan, FileOp};
 use crate::error::{Error, ErrorKind, Result};
 use crate::text::{convert_breaks, LineEnding};
-use crate::vfs::{EntryKind, FileText};
-use crate::workspace::SandboxPath;
 
 /// Arguments of `write_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -60,7 +59,7 @@ pub fn write_file(ctx: &Context<'_>, args: WriteFileArgs) -> Result<Output> {
         }
         Err(e) => Err(e),
         Ok(_) => {
-            let file = read_editable(ctx, &path).map_err(|e| match e.kind() {
+            let file = read_editable(ctx, &path, Wording::Write).map_err(|e| match e.kind() {
                 ErrorKind::IsBinary => Error::new(
                     ErrorKind::IsBinary,
                     format!("{}; to replace it with text, delete it first, then write it", e.message()),
@@ -82,34 +81,6 @@ pub fn write_file(ctx: &Context<'_>, args: WriteFileArgs) -> Result<Output> {
             Ok(Output::Change { plan, summary })
         }
     }
-}
-
-/// Reads an existing file that a tool means to change: it must be a regular file in an encoding
-/// tether writes back exactly (UTF-8, with or without BOM). Shared by the tools that edit text.
-pub fn read_editable(ctx: &Context<'_>, path: &SandboxPath) -> Result<FileText> {
-    let meta = ctx.vfs.metadata(path)?;
-    match meta.kind {
-        EntryKind::File => {}
-        EntryKind::Dir => {
-            return Err(
-                Error::new(ErrorKind::NotAFile, format!("{path}: is a directory, not a file")).with_path(path.given())
-            );
-        }
-        EntryKind::Symlink | EntryKind::Other => {
-            return Err(
-                Error::new(ErrorKind::NotAFile, format!("{path}: is not a regular file")).with_path(path.given())
-            );
-        }
-    }
-    let file = ctx.vfs.read_text(path)?;
-    if !file.encoding.is_editable() {
-        return Err(Error::new(
-            ErrorKind::IsBinary,
-            format!("{path}: file is {}, which tether reads but does not write back", file.encoding),
-        )
-        .with_path(path.given()));
-    }
-    Ok(file)
 }
 
 /// What the summary says about the formatting kept, when there is anything unusual to say:

@@ -16,7 +16,7 @@ use crate::edit::{Base, EditPlan};
 use crate::error::ErrorKind;
 use crate::profiles::{CallError, CallResult};
 use crate::text::{convert_breaks, LineEnding};
-use crate::tools::edit_file::read_editable;
+use crate::tools::editable::{read_editable, Wording};
 use crate::workspace::{SandboxPath, WalkOptions};
 
 pub(super) const EDIT_FILE: &str = "Edit a text file with a list of find-and-replace edits applied in sequence; all \
@@ -128,7 +128,7 @@ fn edit_one(call: &Call<'_>, target: SandboxPath, edits: &[Edit], dry_run: bool)
     if dry_run && !call.ctx.vfs.exists(&target) {
         return Ok(Edited::Preview(intended(&given, edits)));
     }
-    let (path, file) = read_editable(call.ctx, &given).map_err(|e| match e.kind() {
+    let file = read_editable(call.ctx, &target, Wording::Edit).map_err(|e| match e.kind() {
         ErrorKind::NotFound => not_found(format!("file not found: {given}")),
         ErrorKind::PathEscape => core(e),
         _ => rpc(INTERNAL, e.message().to_owned()),
@@ -155,7 +155,7 @@ fn edit_one(call: &Call<'_>, target: SandboxPath, edits: &[Edit], dry_run: bool)
         udiff.context_radius(3).header(&given, &given);
         return Ok(Edited::Preview(udiff.to_string()));
     }
-    Ok(Edited::Plan(EditPlan::edit_to(path, Base::from(file), &new)))
+    Ok(Edited::Plan(EditPlan::edit_to(target, Base::from(file), &new)))
 }
 
 /// The dry run of edits to a file that does not exist: what would be done.

@@ -8,7 +8,8 @@ use super::{core, object_schema, ok, rpc, Call, INTERNAL, NOT_FOUND};
 use crate::edit::{Base, EditPlan, FileOp};
 use crate::error::ErrorKind;
 use crate::profiles::{CallError, CallResult};
-use crate::tools::{delete as core_delete, mkdir, r#move, write_file as core_write};
+use crate::tools::editable::{read_editable, Wording};
+use crate::tools::{delete as core_delete, mkdir, r#move};
 use crate::vfs::EntryKind;
 use crate::workspace::{file_name, SandboxPath};
 
@@ -179,7 +180,7 @@ pub(super) fn write_file(call: &Call<'_>, args: &Args) -> Result<CallResult, Cal
         }
         // A text file is changed in place, so that beside an editor the change lands in its buffer;
         // a file tether does not write back as text (binary, not UTF-8) is replaced whole.
-        Ok(_) => match core_write::read_editable(call.ctx, &path) {
+        Ok(_) => match read_editable(call.ctx, &path, Wording::Write) {
             Ok(file) => EditPlan::edit_to(path.clone(), Base::from(file), &content),
             Err(e) if e.kind() == ErrorKind::IsBinary => {
                 EditPlan::one(FileOp::Create { path: path.clone(), text: content, overwrite: true })

@@ -11,8 +11,8 @@ use crate::edit::{Base, EditPlan};
 use crate::error::ErrorKind;
 use crate::sink::{self, Sink};
 use crate::text::LineIndex;
+use crate::tools::editable::{read_editable, Wording};
 use crate::tools::replace::{replace, ReplaceArgs};
-use crate::tools::write_file::read_editable;
 use crate::tools::{Context, Output};
 
 /// `apply_diffs`: search/replace blocks located in the original file by their `start_line`,
@@ -36,7 +36,7 @@ pub(super) fn apply_diffs(ctx: &Context<'_>, sink: &dyn Sink, args: &Args) -> An
         }
     };
     let path = ctx.vfs.resolve(&given).map_err(|e| describe(&e, Target::File))?;
-    let file = read_editable(ctx, &path).map_err(|e| describe(&e, Target::File))?;
+    let file = read_editable(ctx, &path, Wording::Write).map_err(|e| describe(&e, Target::File))?;
     let blocks: Vec<Block<'_>> = search
         .iter()
         .zip(&replace)
@@ -175,7 +175,7 @@ pub(super) fn search_and_replace(ctx: &Context<'_>, sink: &dyn Sink, args: &Args
         t.check(&re).map_err(|m| format!("Invalid replace: it {}", m.replace("`pattern`", "the search pattern")))?;
     }
     let path = ctx.vfs.resolve(&given).map_err(|e| describe(&e, Target::File))?;
-    let file = read_editable(ctx, &path).map_err(|e| describe(&e, Target::File))?;
+    let file = read_editable(ctx, &path, Wording::Write).map_err(|e| describe(&e, Target::File))?;
     let total = LineIndex::new(&file.text).line_count();
     if let Some(s) = start_line.and_then(|s| usize::try_from(s).ok()).filter(|&s| s > total) {
         return Err(format!("Line number {s} exceeds file length ({})", lines_word(total)));

@@ -5,9 +5,10 @@ use super::{describe, lines_word, Answer, Reply, Target};
 use crate::edit::{line_count, EditPlan};
 use crate::sink::{self, Sink};
 use crate::text::LineIndex;
+use crate::tools::editable::{read_editable, Wording};
 use crate::tools::insert::{insert, InsertArgs};
 use crate::tools::read_files::MAX_PATHS;
-use crate::tools::write_file::{read_editable, write_file, WriteFileArgs};
+use crate::tools::write_file::{write_file, WriteFileArgs};
 use crate::tools::{Context, Output};
 
 /// `write_files`: every file checked against its `line_count` first, then all written as one
@@ -122,7 +123,7 @@ fn insert_one(ctx: &Context<'_>, sink: &dyn Sink, given: &str, line: i64, conten
         return Err("content is empty; there is nothing to insert".to_owned());
     }
     let path = ctx.vfs.resolve(given).map_err(|e| describe(&e, Target::File))?;
-    let file = read_editable(ctx, &path).map_err(|e| describe(&e, Target::File))?;
+    let file = read_editable(ctx, &path, Wording::Write).map_err(|e| describe(&e, Target::File))?;
     let total = LineIndex::new(&file.text).line_count();
     // The line the first inserted line becomes, as the core counts it (0 and total + 1: the end).
     let total_i = i64::try_from(total).unwrap_or(i64::MAX);
