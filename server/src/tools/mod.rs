@@ -6,6 +6,7 @@
 
 pub mod append;
 pub mod apply_patch;
+pub mod contract;
 pub mod delete;
 pub mod edit_file;
 pub mod editable;

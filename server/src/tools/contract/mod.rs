@@ -1,0 +1,15 @@
+//! Operations that a contract profile serves and the core tools do not, one file each.
+//!
+//! A contract profile (`profiles/NAME`) maps its tool names and arguments onto operations and
+//! words their results in its contract's terms. When a contract asks for an operation no core
+//! tool offers (a diff for exactly one named file, search/replace blocks anchored by a line, a
+//! write checked against a declared line count), the operation lives here, as a plain function
+//! `fn op(ctx: &Context<'_>, args: TypedArgs) -> Result<Outcome>`: it resolves paths, reads
+//! through the read view, matches, and returns a plan together with the facts its profile needs
+//! to word the result (how many hunks applied, which blocks missed and why). Like every tool it
+//! never writes: the profile applies the plan through its sink. Its failures are core errors
+//! whose messages say what went wrong with the operation; the profile names them (and rewords
+//! them where its contract says more) in its own terms.
+
+pub mod append_as_given;
+pub mod guarded_patch;
