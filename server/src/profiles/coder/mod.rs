@@ -7,24 +7,22 @@
 //! contract's codes; a `bash` timeout (or output ceiling) envelope also carries the partial
 //! output. Choices made where the contract is vague are listed in `docs/profiles/coder.md`.
 
-use std::path::Path;
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{CallError, CallResult, Profile, ToolInfo};
 use crate::config::Config;
-use crate::edit::{Base, EditPlan, FileOp};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sink::{self, Sink};
-use crate::text::lines;
+use crate::tools::contract::bounded_edit::{bounded_edit_file, bounded_multi_edit};
+use crate::tools::contract::exact_write::{write_exact, ExactWrite};
+use crate::tools::contract::paged_read::{paged_read, PageSource, PagedRead};
 use crate::tools::edit_file::EditFileArgs;
 use crate::tools::grep::OutputMode;
 use crate::tools::multi_edit::MultiEditArgs;
 use crate::tools::read_file::{format_page, Page, DEFAULT_LIMIT};
 use crate::tools::{self, parse_args, schema_of, Context, Effects, Output};
-use crate::vfs::EntryKind;
 
 /// The shared output budget: the most bytes of text one result carries (for `bash`, of stdout
 /// and stderr together).
@@ -285,31 +283,27 @@ fn envelope(e: &Error) -> Value {
 fn read_file(ctx: &Context<'_>, _: &dyn Sink, args: Value) -> Result<Reply> {
     let args: ReadFileArgs = parse_args(args)?;
     let page = Page::new(args.offset, args.limit)?;
-    let path = ctx.vfs.resolve(&args.path)?;
-    let meta = ctx.vfs.metadata(&path)?;
-    if meta.kind == EntryKind::Dir {
-        return Err(Error::new(
-            ErrorKind::NotAFile,
-            format!("{path}: is a directory; use list_dir to see its entries"),
-        )
-        .with_path(path.given()));
-    }
     let paged = args.offset.is_some() || args.limit.is_some();
-    if !paged && meta.len > ctx.config.max_read_bytes {
-        return Err(Error::new(
-            ErrorKind::TooLarge,
-            format!(
-                "{path}: file is {} bytes, over the {}-byte limit for a whole read; read it in pages with \
-                 `offset` and `limit`, or find the part you need with grep first",
-                meta.len, ctx.config.max_read_bytes
-            ),
-        )
-        .with_path(path.given()));
-    }
-    let file = ctx.vfs.read_text(&path)?;
-    if let Some(offset) = args.offset.filter(|&o| o > 0) {
-        let total = lines(&file.text).count();
-        if total > 0 && usize::try_from(offset).unwrap_or(usize::MAX) > total {
+    let (path, text) = match paged_read(ctx, PagedRead { path: args.path, page, paged })? {
+        PageSource::Text { path, text } => (path, text),
+        PageSource::Directory(path) => {
+            return Err(Error::new(
+                ErrorKind::NotAFile,
+                format!("{path}: is a directory; use list_dir to see its entries"),
+            )
+            .with_path(path.given()));
+        }
+        PageSource::TooLarge { path, len, limit } => {
+            return Err(Error::new(
+                ErrorKind::TooLarge,
+                format!(
+                    "{path}: file is {len} bytes, over the {limit}-byte limit for a whole read; read it in pages with \
+                     `offset` and `limit`, or find the part you need with grep first"
+                ),
+            )
+            .with_path(path.given()));
+        }
+        PageSource::PastEnd { path, offset, lines: total } => {
             return Err(Error::invalid(format!(
                 "`offset` {offset} is past the end of {path}, which has {total} line{}; use an offset from 1 to \
                  {total}, or a negative offset to read the end",
@@ -317,8 +311,8 @@ fn read_file(ctx: &Context<'_>, _: &dyn Sink, args: Value) -> Result<Reply> {
             ))
             .with_path(path.given()));
         }
-    }
-    Ok(Reply::Text(cap_text(format_page(path.given(), &file.text, page))))
+    };
+    Ok(Reply::Text(cap_text(format_page(path.given(), &text, page))))
 }
 
 fn list_dir(ctx: &Context<'_>, _: &dyn Sink, args: Value) -> Result<Reply> {
@@ -390,80 +384,29 @@ fn reword_footer(out: &mut String) {
 
 fn write_file(ctx: &Context<'_>, sink: &dyn Sink, args: Value) -> Result<Reply> {
     let args: WriteFileArgs = parse_args(args)?;
-    let path = ctx.vfs.resolve(&args.path)?;
-    let parent_missing = match path.real().parent().and_then(Path::to_str) {
-        Some(parent) => match ctx.vfs.resolve(parent).and_then(|p| ctx.vfs.metadata(&p)) {
-            Ok(m) if m.kind == EntryKind::Dir => false,
-            Ok(_) => {
-                return Err(Error::new(
-                    ErrorKind::NotAFile,
-                    format!("{path}: its parent {} is not a directory", ctx.vfs.display(Path::new(parent))),
-                )
-                .with_path(path.given()));
-            }
-            Err(e) if e.kind() == ErrorKind::NotFound => true,
-            Err(e) => return Err(e),
-        },
-        None => false,
-    };
-    if parent_missing {
-        return Err(Error::new(
-            ErrorKind::NotFound,
-            format!("{path}: the parent directory does not exist; create it first (for example with bash `mkdir -p`)"),
-        )
-        .with_path(path.given()));
-    }
-    let bytes = args.content.len();
-    let (plan, verb) = match ctx.vfs.metadata(&path) {
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            (EditPlan::one(FileOp::Create { path: path.clone(), text: args.content, overwrite: false }), "created")
-        }
-        Err(e) => return Err(e),
-        Ok(m) if m.kind == EntryKind::Dir => {
-            return Err(
-                Error::new(ErrorKind::NotAFile, format!("{path}: is a directory, not a file")).with_path(path.given())
-            );
-        }
-        Ok(_) => match ctx.vfs.read_text(&path) {
-            Ok(file) if file.encoding.is_editable() => {
-                // The content is written exactly; a BOM the file has stays (it is not part of the text).
-                let text = args.content.strip_prefix('\u{feff}').filter(|_| file.bom).unwrap_or(&args.content);
-                (EditPlan::edit_to(path.clone(), Base::from(file), text), "overwrote")
-            }
-            // A binary or UTF-16 file is replaced whole by the new text.
-            Ok(_) | Err(_) => {
-                (EditPlan::one(FileOp::Create { path: path.clone(), text: args.content, overwrite: true }), "overwrote")
-            }
-        },
-    };
-    sink::apply(sink, ctx.config, ctx.vfs, &plan)?;
-    Ok(Reply::Text(format!("{verb} {} ({})", path.given(), tools::write_file::byte_count(bytes))))
+    let given = args.path.clone();
+    let done = write_exact(ctx, ExactWrite { path: args.path, content: args.content })
+        .map_err(|e| create_parent_first(e, &given))?;
+    sink::apply(sink, ctx.config, ctx.vfs, &done.plan)?;
+    let verb = if done.created { "created" } else { "overwrote" };
+    Ok(Reply::Text(format!("{verb} {} ({})", done.path.given(), tools::write_file::byte_count(done.bytes))))
 }
 
-/// Fails with `too_large` when the file at `given` is over the read limit: the editing tools
-/// hold a whole file in memory.
-fn check_size(ctx: &Context<'_>, given: &str) -> Result<()> {
-    let path = ctx.vfs.resolve(given)?;
-    match ctx.vfs.metadata(&path) {
-        Ok(m) if m.kind == EntryKind::File && m.len > ctx.config.max_read_bytes => Err(Error::new(
-            ErrorKind::TooLarge,
-            format!("{path}: file is {} bytes, over the {}-byte limit for editing", m.len, ctx.config.max_read_bytes),
-        )
-        .with_path(path.given())),
-        _ => Ok(()),
+/// A missing parent directory in this contract's words, which say how to create it.
+fn create_parent_first(e: Error, given: &str) -> Error {
+    if e.kind() != ErrorKind::NotFound {
+        return e;
     }
+    let message = format!("{}; create it first (for example with bash `mkdir -p`)", e.message());
+    Error::new(ErrorKind::NotFound, message).with_path(given)
 }
 
 fn edit_file(ctx: &Context<'_>, sink: &dyn Sink, args: Value) -> Result<Reply> {
-    let args: EditFileArgs = parse_args(args)?;
-    check_size(ctx, &args.path)?;
-    apply(ctx, sink, tools::edit_file::edit_file(ctx, args)?)
+    apply(ctx, sink, bounded_edit_file(ctx, parse_args(args)?)?)
 }
 
 fn multi_edit(ctx: &Context<'_>, sink: &dyn Sink, args: Value) -> Result<Reply> {
-    let args: MultiEditArgs = parse_args(args)?;
-    check_size(ctx, &args.path)?;
-    apply(ctx, sink, tools::multi_edit::multi_edit(ctx, args)?)
+    apply(ctx, sink, bounded_multi_edit(ctx, parse_args(args)?)?)
 }
 
 fn apply_patch(ctx: &Context<'_>, sink: &dyn Sink, args: Value) -> Result<Reply> {

@@ -12,4 +12,7 @@
 //! them where its contract says more) in its own terms.
 
 pub mod append_as_given;
+pub mod bounded_edit;
+pub mod exact_write;
 pub mod guarded_patch;
+pub mod paged_read;
