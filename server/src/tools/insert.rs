@@ -80,7 +80,7 @@ pub fn insert(ctx: &Context<'_>, args: InsertArgs) -> Result<Output> {
 }
 
 /// The 1-based line to insert before (`total + 1` for the end), or `None` when out of range.
-fn target_line(line: i64, total: usize) -> Option<usize> {
+pub(crate) fn target_line(line: i64, total: usize) -> Option<usize> {
     let total_i = i64::try_from(total).ok()?;
     let n = match line {
         0 => total_i + 1,

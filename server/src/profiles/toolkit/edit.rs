@@ -4,16 +4,12 @@ use regex::RegexBuilder;
 
 use super::args::{Args, OneOrMany};
 use super::{describe, lines_word, Answer, Reply, Target};
-use crate::edit::anchored::{self, Block, Found, Miss, WINDOW};
-use crate::edit::closest::closest;
+use crate::edit::anchored::{Block, Found, Miss, WINDOW};
 use crate::edit::replace::Template;
-use crate::edit::{Base, EditPlan};
-use crate::error::ErrorKind;
 use crate::sink::{self, Sink};
-use crate::text::LineIndex;
-use crate::tools::editable::{read_editable, Wording};
-use crate::tools::replace::{replace, ReplaceArgs};
-use crate::tools::{Context, Output};
+use crate::tools::contract::anchored_edit::{anchored_edit, AnchoredEdit, Hint, Missed};
+use crate::tools::contract::ranged_replace::{ranged_replace, RangeReplaced, RangedReplace};
+use crate::tools::Context;
 
 /// `apply_diffs`: search/replace blocks located in the original file by their `start_line`,
 /// applied as one plan: all or nothing when atomic, the found ones otherwise.
@@ -35,26 +31,24 @@ pub(super) fn apply_diffs(ctx: &Context<'_>, sink: &dyn Sink, args: &Args) -> An
                 .to_owned());
         }
     };
-    let path = ctx.vfs.resolve(&given).map_err(|e| describe(&e, Target::File))?;
-    let file = read_editable(ctx, &path, Wording::Write).map_err(|e| describe(&e, Target::File))?;
     let blocks: Vec<Block<'_>> = search
         .iter()
         .zip(&replace)
         .zip(&start)
         .map(|((s, r), &l)| Block { search: s, replace: r, start_line: usize::try_from(l).unwrap_or(usize::MAX) })
         .collect();
-    let outcome = anchored::apply(&file.text, &blocks, trim);
-    let miss_text = |i: usize, m: &Miss| miss_message(m, &blocks[i], &file.text, &given, trim);
+    let done = anchored_edit(ctx, AnchoredEdit { path: &given, blocks: &blocks, trim, atomic })
+        .map_err(|e| describe(&e, Target::File))?;
+    let miss_text = |i: usize, m: &Missed| miss_message(m, &blocks[i], &given);
 
     if !batch {
-        return match &outcome.results[0] {
+        return match &done.results[0] {
             Ok(found) => {
-                let plan = EditPlan::edit_to(path, Base::from(file.clone()), &outcome.text);
-                sink::apply(sink, ctx.config, ctx.vfs, &plan).map_err(|e| describe(&e, Target::File))?;
+                sink::apply(sink, ctx.config, ctx.vfs, &done.plan).map_err(|e| describe(&e, Target::File))?;
                 Ok(Reply::ok(format!(
                     "Successfully applied diff to {given}: {}. File now has {}.",
                     replaced(found),
-                    lines_word(outcome.line_count)
+                    lines_word(done.line_count)
                 )))
             }
             Err(m) => Err(miss_text(0, m)),
@@ -62,11 +56,11 @@ pub(super) fn apply_diffs(ctx: &Context<'_>, sink: &dyn Sink, args: &Args) -> An
     }
 
     let n = blocks.len();
-    let found = outcome.found_count();
+    let found = done.results.iter().filter(|r| r.is_ok()).count();
     let mode = if atomic { "atomic" } else { "non-atomic" };
-    let apply_now = found > 0 && (!atomic || found == n);
+    let apply_now = done.applied;
     let mut details = Vec::with_capacity(n);
-    for (i, r) in outcome.results.iter().enumerate() {
+    for (i, r) in done.results.iter().enumerate() {
         let (status, message) = match r {
             Ok(f) if apply_now => ("success", capitalize(&replaced(f))),
             Ok(f) => (
@@ -91,12 +85,11 @@ pub(super) fn apply_diffs(ctx: &Context<'_>, sink: &dyn Sink, args: &Args) -> An
         };
         return Err(format!("{head}. No changes were made.\n\nDetailed results:\n\n{details}"));
     }
-    let plan = EditPlan::edit_to(path, Base::from(file.clone()), &outcome.text);
-    sink::apply(sink, ctx.config, ctx.vfs, &plan).map_err(|e| describe(&e, Target::File))?;
+    sink::apply(sink, ctx.config, ctx.vfs, &done.plan).map_err(|e| describe(&e, Target::File))?;
     Ok(Reply::ok(format!(
         "Batch diff operation ({mode}) completed: {found}/{n} diffs applied successfully to {given}. File now has \
          {}.\n\nDetailed results:\n\n{details}",
-        lines_word(outcome.line_count)
+        lines_word(done.line_count)
     )))
 }
 
@@ -116,8 +109,8 @@ fn capitalize(s: &str) -> String {
 }
 
 /// Why a block missed, with what the file holds near its `start_line`.
-fn miss_message(m: &Miss, b: &Block<'_>, text: &str, given: &str, trim: bool) -> String {
-    match m {
+fn miss_message(m: &Missed, b: &Block<'_>, given: &str) -> String {
+    match &m.miss {
         Miss::EmptySearch => "search_content is empty; give the lines to replace".to_owned(),
         Miss::ZeroStart => "start_line must be at least 1 (lines are 1-based)".to_owned(),
         Miss::PastEnd { start_line, total } => {
@@ -137,9 +130,9 @@ fn miss_message(m: &Miss, b: &Block<'_>, text: &str, given: &str, trim: bool) ->
             if !elsewhere.is_empty() {
                 let at: Vec<String> = elsewhere.iter().take(10).map(ToString::to_string).collect();
                 msg.push_str(&format!("; it matches at line(s) {}: give that line as start_line", at.join(", ")));
-            } else if !trim && anchored::apply(text, &[*b], true).all_found() {
+            } else if let Some(Hint::Trim) = &m.hint {
                 msg.push_str("; it matches when whitespace at line ends is ignored: set trim to true");
-            } else if let Some(c) = closest(crate::edit::view::Mapped::lf(text).text(), b.search) {
+            } else if let Some(Hint::Closest(c)) = &m.hint {
                 let shown: Vec<String> =
                     c.shown.iter().enumerate().map(|(i, l)| format!("{} | {l}", c.first + i)).collect();
                 msg.push_str(&format!(". The most similar lines are:\n{}", shown.join("\n")));
@@ -174,35 +167,30 @@ pub(super) fn search_and_replace(ctx: &Context<'_>, sink: &dyn Sink, args: &Args
         let t = Template::parse(&replacement).map_err(|m| format!("Invalid replace: {m}"))?;
         t.check(&re).map_err(|m| format!("Invalid replace: it {}", m.replace("`pattern`", "the search pattern")))?;
     }
-    let path = ctx.vfs.resolve(&given).map_err(|e| describe(&e, Target::File))?;
-    let file = read_editable(ctx, &path, Wording::Write).map_err(|e| describe(&e, Target::File))?;
-    let total = LineIndex::new(&file.text).line_count();
-    if let Some(s) = start_line.and_then(|s| usize::try_from(s).ok()).filter(|&s| s > total) {
-        return Err(format!("Line number {s} exceeds file length ({})", lines_word(total)));
-    }
-    let range = (start_line.is_some() || end_line.is_some())
-        .then(|| format!(" (lines {}-{})", start_line.unwrap_or(1), end_line.map_or(total as i64, |e| e)));
-    let core = ReplaceArgs {
+    let op = RangedReplace {
         path: given.clone(),
-        pattern: search.clone(),
+        search: search.clone(),
         replacement,
         regex: use_regex,
         ignore_case,
         start_line,
         end_line,
-        limit: 0,
-        dry_run: false,
     };
-    let out = replace(ctx, core).map_err(|e| match e.kind() {
-        ErrorKind::NoMatch => {
-            format!("No matches found for '{search}' in {given}{}", range.clone().unwrap_or_default())
+    let done = ranged_replace(ctx, op).map_err(|e| describe(&e, Target::File))?;
+    // The range as the messages name it, its end defaulting to the file's last line.
+    let range = |total: usize| {
+        (start_line.is_some() || end_line.is_some())
+            .then(|| format!(" (lines {}-{})", start_line.unwrap_or(1), end_line.map_or(total as i64, |e| e)))
+    };
+    let (plan, count, range) = match done {
+        RangeReplaced::StartPastEnd { start_line, lines } => {
+            return Err(format!("Line number {start_line} exceeds file length ({})", lines_word(lines)));
         }
-        _ => describe(&e, Target::File),
-    })?;
-    let Output::Change { plan, summary } = out else {
-        return Err("the replacement produced no change plan".to_owned());
+        RangeReplaced::NoMatch { lines } => {
+            return Err(format!("No matches found for '{search}' in {given}{}", range(lines).unwrap_or_default()));
+        }
+        RangeReplaced::Replaced { plan, count, lines } => (plan, count, range(lines)),
     };
-    let count = replaced_count(&summary);
     sink::apply(sink, ctx.config, ctx.vfs, &plan).map_err(|e| describe(&e, Target::File))?;
     let mut text = format!("Successfully replaced {count} occurrence(s) in {given}");
     if use_regex {
@@ -215,29 +203,4 @@ pub(super) fn search_and_replace(ctx: &Context<'_>, sink: &dyn Sink, args: &Args
         text.push_str(" (case-insensitive)");
     }
     Ok(Reply::ok(text))
-}
-
-/// The number of replacements in the core `replace` summary (`replaced 3 occurrences in ...`).
-fn replaced_count(summary: &str) -> usize {
-    summary
-        .strip_prefix("replaced ")
-        .map(|rest| rest.chars().take_while(char::is_ascii_digit).collect::<String>())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use crate::tools::testing::fixture;
-
-    #[test]
-    fn counts_from_the_core_summary() {
-        for (pattern, want) in [("foo", 2), ("bar", 1), ("o", 4)] {
-            let f = fixture("//- a.txt\nfoo\nbar\nfoo\n");
-            let out = f.call("replace", json!({"path": "a.txt", "pattern": pattern, "replacement": "x"}));
-            assert_eq!(super::replaced_count(&out.expect("replaced")), want, "{pattern}");
-        }
-    }
 }

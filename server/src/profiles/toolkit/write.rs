@@ -2,14 +2,11 @@
 
 use super::args::{no_duplicates, Args, OneOrMany};
 use super::{describe, lines_word, Answer, Reply, Target};
-use crate::edit::{line_count, EditPlan};
 use crate::sink::{self, Sink};
-use crate::text::LineIndex;
-use crate::tools::editable::{read_editable, Wording};
-use crate::tools::insert::{insert, InsertArgs};
+use crate::tools::contract::counted_write::{write_counted, CountedFile, CountedWrite};
+use crate::tools::contract::line_insert::{line_insert, LineInsert, LineInserted};
 use crate::tools::read_files::MAX_PATHS;
-use crate::tools::write_file::{write_file, WriteFileArgs};
-use crate::tools::{Context, Output};
+use crate::tools::Context;
 
 /// `write_files`: every file checked against its `line_count` first, then all written as one
 /// plan, so a mismatch or a failure writes nothing.
@@ -27,35 +24,35 @@ pub(super) fn write_files(ctx: &Context<'_>, sink: &dyn Sink, args: &Args) -> An
         return Err(format!("{dir} ends with `/`, so it names a directory; write_files writes files"));
     }
 
-    let mut lines = Vec::with_capacity(n);
-    let mut mismatches = Vec::new();
-    for ((path, content), &expected) in paths.iter().zip(&contents).zip(&counts) {
-        match line_count::check(content, expected.unsigned_abs()) {
-            Ok(actual) => lines.push(actual),
-            Err(m) => mismatches.push(format!(
-                "{path}: line_count is {}, but the content has {}",
-                m.expected,
-                lines_word(m.actual)
-            )),
+    let files = paths
+        .iter()
+        .zip(contents)
+        .zip(&counts)
+        .map(|((path, content), &expected)| CountedFile {
+            path: path.clone(),
+            content,
+            line_count: expected.unsigned_abs(),
+        })
+        .collect();
+    let lines = match write_counted(ctx, files).map_err(|e| describe(&e, Target::File))? {
+        CountedWrite::Planned { plan, lines } => {
+            sink::apply(sink, ctx.config, ctx.vfs, &plan).map_err(|e| describe(&e, Target::File))?;
+            lines
         }
-    }
-    if !mismatches.is_empty() {
-        let what = if single { "the file was not" } else { "no file was" };
-        return Err(format!(
-            "Line count mismatch, so {what} written (the content may have been cut short):\n  - {}",
-            mismatches.join("\n  - ")
-        ));
-    }
-
-    let mut plan = EditPlan::default();
-    for (path, content) in paths.iter().zip(contents) {
-        let out =
-            write_file(ctx, WriteFileArgs { path: path.clone(), content }).map_err(|e| describe(&e, Target::File))?;
-        if let Output::Change { plan: p, .. } = out {
-            plan.ops.extend(p.ops);
+        CountedWrite::Mismatched(mismatches) => {
+            let mismatches: Vec<String> = mismatches
+                .iter()
+                .map(|(i, m)| {
+                    format!("{}: line_count is {}, but the content has {}", paths[*i], m.expected, lines_word(m.actual))
+                })
+                .collect();
+            let what = if single { "the file was not" } else { "no file was" };
+            return Err(format!(
+                "Line count mismatch, so {what} written (the content may have been cut short):\n  - {}",
+                mismatches.join("\n  - ")
+            ));
         }
-    }
-    sink::apply(sink, ctx.config, ctx.vfs, &plan).map_err(|e| describe(&e, Target::File))?;
+    };
 
     if single {
         return Ok(Reply::ok(format!("File written successfully: {} ({})", paths[0], lines_word(lines[0]))));
@@ -122,26 +119,16 @@ fn insert_one(ctx: &Context<'_>, sink: &dyn Sink, given: &str, line: i64, conten
     if content.is_empty() {
         return Err("content is empty; there is nothing to insert".to_owned());
     }
-    let path = ctx.vfs.resolve(given).map_err(|e| describe(&e, Target::File))?;
-    let file = read_editable(ctx, &path, Wording::Write).map_err(|e| describe(&e, Target::File))?;
-    let total = LineIndex::new(&file.text).line_count();
-    // The line the first inserted line becomes, as the core counts it (0 and total + 1: the end).
-    let total_i = i64::try_from(total).unwrap_or(i64::MAX);
-    let at = match line {
-        0 => Some(total_i + 1),
-        l if l > 0 => Some(l),
-        l => l.checked_add(total_i + 1),
-    }
-    .filter(|at| (1..=total_i + 1).contains(at));
-    let Some(at) = at else {
-        return Err(format!("Line number {line} exceeds file length ({})", lines_word(total)));
+    let op = LineInsert { path: given.to_owned(), line, content };
+    let (at, added, total) = match line_insert(ctx, op).map_err(|e| describe(&e, Target::File))? {
+        LineInserted::OutOfRange { lines } => {
+            return Err(format!("Line number {line} exceeds file length ({})", lines_word(lines)));
+        }
+        LineInserted::Planned { plan, at, added, lines } => {
+            sink::apply(sink, ctx.config, ctx.vfs, &plan).map_err(|e| describe(&e, Target::File))?;
+            (at, added, lines)
+        }
     };
-    let added = line_count::count(&content);
-    let out =
-        insert(ctx, InsertArgs { path: given.to_owned(), line, content }).map_err(|e| describe(&e, Target::File))?;
-    if let Output::Change { plan, .. } = out {
-        sink::apply(sink, ctx.config, ctx.vfs, &plan).map_err(|e| describe(&e, Target::File))?;
-    }
     let position = match line {
         0 => "end of file".to_owned(),
         l if l < 0 => format!("{l} (now line {at})"),

@@ -11,8 +11,12 @@
 //! whose messages say what went wrong with the operation; the profile names them (and rewords
 //! them where its contract says more) in its own terms.
 
+pub mod anchored_edit;
 pub mod append_as_given;
 pub mod bounded_edit;
+pub mod counted_write;
 pub mod exact_write;
 pub mod guarded_patch;
+pub mod line_insert;
 pub mod paged_read;
+pub mod ranged_replace;
