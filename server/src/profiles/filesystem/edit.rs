@@ -1,23 +1,19 @@
 //! `edit_file` and `edit_files`: sequences of literal, regex, limited and case-insensitive
 //! edits with dry-run diffs, on one file or on every file a list of paths and globs names.
 
-use std::collections::HashSet;
-
-use globset::GlobBuilder;
 use serde_json::{json, Value};
-use similar::TextDiff;
 
 use super::args::{invalid, missing, Args};
 use super::files::{not_found, ITEM_SEPARATOR};
 use super::{core, object_schema, ok, rpc, Call, INTERNAL, PATH_NOT_ALLOWED};
-use crate::edit::sequence::{self, Edit};
+use crate::edit::sequence::Edit;
 use crate::edit::view::Mapped;
-use crate::edit::{Base, EditPlan};
+use crate::edit::EditPlan;
 use crate::error::ErrorKind;
 use crate::profiles::{CallError, CallResult};
-use crate::text::{convert_breaks, LineEnding};
-use crate::tools::editable::{read_editable, Wording};
-use crate::workspace::{SandboxPath, WalkOptions};
+use crate::tools::contract::glob_paths::{expand_paths, ExpandError};
+use crate::tools::contract::sequence_edit::{sequence_edit, SequenceEdit, SequenceEdited};
+use crate::workspace::SandboxPath;
 
 pub(super) const EDIT_FILE: &str = "Edit a text file with a list of find-and-replace edits applied in sequence; all \
 of them apply or none does. Each edit: `oldText` (required), `newText` (default empty), `limit` (most replacements, \
@@ -122,40 +118,23 @@ enum Edited {
     Preview(String),
 }
 
-/// Computes the edits to the file at `path`.
+/// Computes the edits to the file at `target`, in the contract's codes.
 fn edit_one(call: &Call<'_>, target: SandboxPath, edits: &[Edit], dry_run: bool) -> Result<Edited, CallError> {
     let given = target.given().to_owned();
-    if dry_run && !call.ctx.vfs.exists(&target) {
-        return Ok(Edited::Preview(intended(&given, edits)));
-    }
-    let file = read_editable(call.ctx, &target, Wording::Edit).map_err(|e| match e.kind() {
+    let done = sequence_edit(call.ctx, SequenceEdit { path: target, edits, dry_run }).map_err(|e| match e.kind() {
         ErrorKind::NotFound => not_found(format!("file not found: {given}")),
         ErrorKind::PathEscape => core(e),
         _ => rpc(INTERNAL, e.message().to_owned()),
     })?;
-    let view = Mapped::lf(&file.text);
-    let new_lf = sequence::apply(view.text(), edits).map_err(|f| {
-        let which = if edits.len() > 1 { format!("edits[{}]: ", f.index) } else { String::new() };
-        rpc(INTERNAL, format!("{given}: {which}{}", f.message))
-    })?;
-    let ending = LineEnding::detect(&file.text);
-    let new = if new_lf == view.text() {
-        file.text.clone()
-    } else if ending == LineEnding::Lf {
-        new_lf
-    } else {
-        convert_breaks(&new_lf, ending.break_for(&file.text)).into_owned()
-    };
-    if dry_run {
-        if new == file.text {
-            return Ok(Edited::Preview("(no changes)".to_owned()));
+    match done {
+        SequenceEdited::Missing => Ok(Edited::Preview(intended(&given, edits))),
+        SequenceEdited::Failed(f) => {
+            let which = if edits.len() > 1 { format!("edits[{}]: ", f.index) } else { String::new() };
+            Err(rpc(INTERNAL, format!("{given}: {which}{}", f.message)))
         }
-        let diff = TextDiff::from_lines(file.text.as_str(), new.as_str());
-        let mut udiff = diff.unified_diff();
-        udiff.context_radius(3).header(&given, &given);
-        return Ok(Edited::Preview(udiff.to_string()));
+        SequenceEdited::Preview(diff) => Ok(Edited::Preview(diff.unwrap_or_else(|| "(no changes)".to_owned()))),
+        SequenceEdited::Planned(plan) => Ok(Edited::Plan(plan)),
     }
-    Ok(Edited::Plan(EditPlan::edit_to(target, Base::from(file), &new)))
 }
 
 /// The dry run of edits to a file that does not exist: what would be done.
@@ -198,7 +177,7 @@ pub(super) fn edit_files(call: &Call<'_>, args: &Args) -> Result<CallResult, Cal
     let entries = args.req_strs("paths")?;
     let edits = parse_edits(args)?;
     let dry_run = args.bool("dryRun", false)?;
-    let files = expand(call, &entries)?;
+    let files = expand_paths(call.ctx, &entries).map_err(expand_error)?;
 
     // Each file's part, in order; the plans of the files whose edits applied go out together.
     let mut parts: Vec<(String, Result<Option<String>, String>)> = Vec::new();
@@ -237,108 +216,18 @@ pub(super) fn edit_files(call: &Call<'_>, args: &Args) -> Result<CallResult, Cal
     Ok(CallResult::texts(items, ITEM_SEPARATOR, false))
 }
 
-/// Whether a `paths` entry is a glob pattern.
-fn is_glob(entry: &str) -> bool {
-    entry.contains(['*', '?', '{', '}', '['])
-}
-
-/// The files the `paths` entries name: literal paths as given, globs expanded (sorted), each
-/// file once.
-fn expand(call: &Call<'_>, entries: &[String]) -> Result<Vec<SandboxPath>, CallError> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for entry in entries {
-        let found =
-            if is_glob(entry) { expand_glob(call, entry)? } else { vec![call.ctx.vfs.resolve(entry).map_err(core)?] };
-        for p in found {
-            if seen.insert(p.real().to_path_buf()) {
-                out.push(p);
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The files matching the glob `pattern` (absolute, or relative to the first allowed directory),
-/// found by walking the directory its literal prefix names.
-pub(super) fn expand_glob(call: &Call<'_>, pattern: &str) -> Result<Vec<SandboxPath>, CallError> {
-    let (base, rest) = split_glob(pattern);
-    let base_given = if base.is_empty() { ".".to_owned() } else { base.clone() };
-    let base_path = call.ctx.vfs.resolve(&base_given).map_err(|e| match e.kind() {
-        ErrorKind::PathEscape => {
+/// A failure to expand `paths`, in the contract's codes.
+fn expand_error(e: ExpandError) -> CallError {
+    match e {
+        ExpandError::Core(e) => core(e),
+        ExpandError::GlobOutside { pattern } => {
             rpc(PATH_NOT_ALLOWED, format!("Access denied - glob {pattern} reaches outside the allowed directories"))
         }
-        _ => core(e),
-    })?;
-    if !call.ctx.vfs.exists(&base_path) {
-        return Err(not_found(format!("glob matched no files: {pattern}")));
-    }
-    let full = format!("{}/{rest}", globset::escape(&base_path.real().to_string_lossy()).trim_end_matches('/'));
-    let glob = GlobBuilder::new(&full)
-        .literal_separator(true)
-        .build()
-        .map_err(|e| invalid(format!("`{pattern}` is not a valid glob: {e}")))?
-        .compile_matcher();
-    let opts = WalkOptions { hidden: true, gitignore: true, max_depth: None, skip_build_dirs: false };
-    let mut found = Vec::new();
-    for entry in call.ctx.vfs.workspace().walker(&base_path, opts).sort_by_file_name(|a, b| a.cmp(b)).build() {
-        call.ctx.cancel.check().map_err(core)?;
-        let Ok(entry) = entry else { continue };
-        let kind = entry.file_type();
-        if kind.is_some_and(|t| t.is_dir()) || !glob.is_match(entry.path()) {
-            continue;
-        }
-        // The path is shown absolute, as the glob was written. A walk does not follow links: a
-        // matching link is resolved here, and one leading outside the roots fails the call.
-        let shown = entry.path().to_string_lossy().into_owned();
-        let path = call.ctx.vfs.resolve(&shown).map_err(|e| match e.kind() {
-            ErrorKind::PathEscape => rpc(
-                PATH_NOT_ALLOWED,
-                format!("Access denied - glob {pattern} matches {shown}, which leads outside the allowed directories"),
-            ),
-            _ => core(e),
-        })?;
-        if kind.is_some_and(|t| t.is_file()) || path.real().is_file() {
-            found.push(path);
-        }
-    }
-    if found.is_empty() {
-        return Err(not_found(format!("glob matched no files: {pattern}")));
-    }
-    Ok(found)
-}
-
-/// Splits a glob into the directory its literal leading components name and the rest.
-fn split_glob(pattern: &str) -> (String, String) {
-    let mut base: Vec<&str> = Vec::new();
-    let parts: Vec<&str> = pattern.split('/').collect();
-    let mut i = 0;
-    while i < parts.len() - 1 && !is_glob(parts[i]) {
-        base.push(parts[i]);
-        i += 1;
-    }
-    let mut base = base.join("/");
-    if base.is_empty() && pattern.starts_with('/') {
-        base = "/".to_owned();
-    }
-    (base, parts[i..].join("/"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_glob;
-
-    #[test]
-    fn splits_globs_at_the_first_pattern_component() {
-        let table = [
-            ("/w/src/**/*.rs", "/w/src", "**/*.rs"),
-            ("src/*.rs", "src", "*.rs"),
-            ("*.rs", "", "*.rs"),
-            ("/w/{a,b}/x.txt", "/w", "{a,b}/x.txt"),
-            ("a/b/c?.md", "a/b", "c?.md"),
-        ];
-        for (pattern, base, rest) in table {
-            assert_eq!(split_glob(pattern), (base.to_owned(), rest.to_owned()), "{pattern}");
-        }
+        ExpandError::GlobLeadsOutside { pattern, shown } => rpc(
+            PATH_NOT_ALLOWED,
+            format!("Access denied - glob {pattern} matches {shown}, which leads outside the allowed directories"),
+        ),
+        ExpandError::GlobEmpty { pattern } => not_found(format!("glob matched no files: {pattern}")),
+        ExpandError::GlobInvalid { pattern, reason } => invalid(format!("`{pattern}` is not a valid glob: {reason}")),
     }
 }
