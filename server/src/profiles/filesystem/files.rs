@@ -5,13 +5,14 @@ use serde_json::{json, Value};
 
 use super::args::{invalid, Args};
 use super::{core, object_schema, ok, rpc, Call, INTERNAL, NOT_FOUND};
-use crate::edit::{Base, EditPlan, FileOp};
 use crate::error::ErrorKind;
 use crate::profiles::{CallError, CallResult};
-use crate::tools::editable::{read_editable, Wording};
+use crate::tools::contract::dir_tree::{dir_tree, DirTree, TreeNode};
+use crate::tools::contract::overwrite::{overwrite, Overwrite};
+use crate::tools::contract::text_or_bytes::{read_content, Content};
 use crate::tools::{delete as core_delete, mkdir, r#move};
 use crate::vfs::EntryKind;
-use crate::workspace::{file_name, SandboxPath};
+use crate::workspace::SandboxPath;
 
 /// How the items of a result that the contract shows as several content items are joined into
 /// the one text item tether's frontends carry.
@@ -106,8 +107,8 @@ fn resolve(call: &Call<'_>, args: &Args, key: &str) -> Result<SandboxPath, CallE
 pub(super) fn read_file(call: &Call<'_>, args: &Args) -> Result<CallResult, CallError> {
     let path = resolve(call, args, "path")?;
     match read(call, &path)? {
-        Read::Text(text) => Ok(ok(text)),
-        Read::Binary { bytes, mime } => {
+        Content::Text(text) => Ok(ok(text)),
+        Content::Binary { bytes, mime } => {
             let blob = base64(&bytes);
             let text = format!("[binary file {}: {} bytes, {mime}, base64]\n{blob}", path.given(), bytes.len());
             let uri = format!("file://{}", path.path().display());
@@ -117,27 +118,13 @@ pub(super) fn read_file(call: &Call<'_>, args: &Args) -> Result<CallResult, Call
     }
 }
 
-/// A file's content as the read tools return it.
-enum Read {
-    Text(String),
-    Binary { bytes: Vec<u8>, mime: &'static str },
-}
-
 /// Reads `path`: the open buffer or the decoded file, or its bytes when it is binary. A
 /// directory or another failure to read is -32603, a missing file -32002.
-fn read(call: &Call<'_>, path: &SandboxPath) -> Result<Read, CallError> {
-    let read_failed = |e: crate::error::Error| match e.kind() {
+fn read(call: &Call<'_>, path: &SandboxPath) -> Result<Content, CallError> {
+    read_content(call.ctx, path).map_err(|e| match e.kind() {
         ErrorKind::NotFound | ErrorKind::PathEscape => core(e),
         _ => rpc(INTERNAL, format!("read failed: {}", e.message())),
-    };
-    match call.ctx.vfs.read_text(path) {
-        Ok(file) => Ok(Read::Text(file.text)),
-        Err(e) if e.kind() == ErrorKind::IsBinary => {
-            let bytes = call.ctx.vfs.read_bytes(path).map_err(read_failed)?;
-            Ok(Read::Binary { bytes, mime: mime_of(path.path()) })
-        }
-        Err(e) => Err(read_failed(e)),
-    }
+    })
 }
 
 pub(super) fn read_multiple_files(call: &Call<'_>, args: &Args) -> Result<CallResult, CallError> {
@@ -150,8 +137,8 @@ pub(super) fn read_multiple_files(call: &Call<'_>, args: &Args) -> Result<CallRe
         .map(|given| {
             let content = call.ctx.vfs.resolve(given).map_err(core).and_then(|p| read(call, &p));
             match content {
-                Ok(Read::Text(text)) => format!("{given}:\n{text}"),
-                Ok(Read::Binary { bytes, mime }) => format!(
+                Ok(Content::Text(text)) => format!("{given}:\n{text}"),
+                Ok(Content::Binary { bytes, mime }) => format!(
                     "{given}:\n[error: binary file ({} bytes, {mime}); read it alone with read_file]",
                     bytes.len()
                 ),
@@ -170,24 +157,7 @@ pub(super) fn write_file(call: &Call<'_>, args: &Args) -> Result<CallResult, Cal
         ErrorKind::PathEscape => core(e),
         _ => rpc(INTERNAL, format!("write failed: {}", e.message())),
     };
-    let plan = match call.ctx.vfs.metadata(&path) {
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            EditPlan::one(FileOp::Create { path: path.clone(), text: content, overwrite: false })
-        }
-        Err(e) => return Err(write_failed(e)),
-        Ok(m) if m.kind == EntryKind::Dir => {
-            return Err(rpc(INTERNAL, format!("write failed: {given}: is a directory")));
-        }
-        // A text file is changed in place, so that beside an editor the change lands in its buffer;
-        // a file tether does not write back as text (binary, not UTF-8) is replaced whole.
-        Ok(_) => match read_editable(call.ctx, &path, Wording::Write) {
-            Ok(file) => EditPlan::edit_to(path.clone(), Base::from(file), &content),
-            Err(e) if e.kind() == ErrorKind::IsBinary => {
-                EditPlan::one(FileOp::Create { path: path.clone(), text: content, overwrite: true })
-            }
-            Err(e) => return Err(write_failed(e)),
-        },
-    };
+    let plan = overwrite(call.ctx, Overwrite { path, content }).map_err(write_failed)?;
     call.apply(&plan).map_err(|e| match e {
         CallError::Rpc { code: INTERNAL, message, data } => {
             CallError::Rpc { code: INTERNAL, message: format!("write failed: {message}"), data }
@@ -225,14 +195,8 @@ pub(super) fn list_directory(call: &Call<'_>, args: &Args) -> Result<CallResult,
 pub(super) fn directory_tree(call: &Call<'_>, args: &Args) -> Result<CallResult, CallError> {
     let path = resolve(call, args, "path")?;
     let depth = args.int("depth", 0, i64::from(u32::MAX))?.map(|d| d as usize);
-    let meta = call.ctx.vfs.metadata(&path).map_err(core)?;
-    let name = file_name(path.real()).to_string_lossy().into_owned();
-    let tree = if meta.kind == EntryKind::Dir {
-        node(call, &path, name, depth)?
-    } else {
-        Node { name, kind: "file", children: None }
-    };
-    Ok(ok(serde_json::to_string_pretty(&tree).unwrap_or_default()))
+    let tree = dir_tree(call.ctx, DirTree { path, depth }).map_err(core)?;
+    Ok(ok(serde_json::to_string_pretty(&Node::from(tree)).unwrap_or_default()))
 }
 
 /// A node of `directory_tree`, its fields in the contract's order.
@@ -245,23 +209,14 @@ struct Node {
     children: Option<Vec<Node>>,
 }
 
-/// The tree node of directory `dir`, its entries `depth` levels deep (all when `None`).
-fn node(call: &Call<'_>, dir: &SandboxPath, name: String, depth: Option<usize>) -> Result<Node, CallError> {
-    if depth == Some(0) {
-        return Ok(Node { name, kind: "directory", children: None });
-    }
-    let mut children = Vec::new();
-    for (child, real, kind) in call.ctx.vfs.read_dir(dir).map_err(core)? {
-        call.ctx.cancel.check().map_err(core)?;
-        if kind != EntryKind::Dir {
-            children.push(Node { name: child, kind: "file", children: None });
-            continue;
+impl From<TreeNode> for Node {
+    fn from(t: TreeNode) -> Node {
+        Node {
+            name: t.name,
+            kind: if t.is_dir { "directory" } else { "file" },
+            children: t.children.map(|c| c.into_iter().map(Node::from).collect()),
         }
-        // Entries are not followed, so a directory entry is a real directory below `dir`.
-        let sub = call.ctx.vfs.resolve(&real.to_string_lossy()).map_err(core)?;
-        children.push(node(call, &sub, child, depth.map(|d| d - 1))?);
     }
-    Ok(Node { name, kind: "directory", children: Some(children) })
 }
 
 pub(super) fn move_file(call: &Call<'_>, args: &Args) -> Result<CallResult, CallError> {
@@ -307,30 +262,6 @@ pub(super) fn list_allowed_directories(call: &Call<'_>, _args: &Args) -> Result<
 /// A -32002 error.
 pub(super) fn not_found(message: impl Into<String>) -> CallError {
     rpc(NOT_FOUND, message)
-}
-
-/// The MIME type of a binary file, by its extension.
-fn mime_of(p: &std::path::Path) -> &'static str {
-    let ext = p.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    match ext.as_str() {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "bmp" => "image/bmp",
-        "ico" => "image/x-icon",
-        "svg" => "image/svg+xml",
-        "pdf" => "application/pdf",
-        "zip" => "application/zip",
-        "gz" => "application/gzip",
-        "wasm" => "application/wasm",
-        "mp3" => "audio/mpeg",
-        "wav" => "audio/wav",
-        "ogg" => "audio/ogg",
-        "mp4" => "video/mp4",
-        "webm" => "video/webm",
-        _ => "application/octet-stream",
-    }
 }
 
 /// Standard base64 with padding.
