@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::edit::{Base, EditPlan, FileOp};
 use crate::error::{Error, ErrorKind, Result};
+use crate::tools::editable::{read_editable, Wording};
 use crate::tools::Context;
 use crate::vfs::EntryKind;
 use crate::workspace::SandboxPath;
@@ -68,14 +69,15 @@ pub fn write_exact(ctx: &Context<'_>, args: ExactWrite) -> Result<ExactWritten> 
                 Error::new(ErrorKind::NotAFile, format!("{path}: is a directory, not a file")).with_path(path.given())
             );
         }
-        Ok(_) => match ctx.vfs.read_text(&path) {
-            Ok(file) if file.encoding.is_editable() => {
+        Ok(_) => match read_editable(ctx, &path, Wording::Write) {
+            Ok(file) => {
                 // The content is written exactly; a BOM the file has stays (it is not part of the text).
                 let text = args.content.strip_prefix('\u{feff}').filter(|_| file.bom).unwrap_or(&args.content);
                 (EditPlan::edit_to(path.clone(), Base::from(file), text), false)
             }
-            // A binary or UTF-16 file is replaced whole by the new text.
-            Ok(_) | Err(_) => {
+            // A binary or UTF-16 file (or one that cannot be read as text) is replaced whole by
+            // the new text.
+            Err(_) => {
                 (EditPlan::one(FileOp::Create { path: path.clone(), text: args.content, overwrite: true }), false)
             }
         },
