@@ -3,11 +3,11 @@
 use super::args::{Args, OneOrMany};
 use super::{describe, lines_word, Answer, Reply, Target};
 use crate::text::lines;
+use crate::tools::contract::kind_listing::{list_kinds, KindListed, KindListing};
+use crate::tools::contract::line_range_read::{read_line_range, LineRangeRead, LinesRead};
 use crate::tools::list_dir::MAX_ENTRIES;
 use crate::tools::read_files::MAX_PATHS;
 use crate::tools::Context;
-use crate::vfs::EntryKind;
-use crate::workspace::SandboxPath;
 
 /// `read_files`: one file with numbered lines, or several, each under a `=== path (N lines) ===`
 /// header.
@@ -73,35 +73,23 @@ fn parse_range(s: &str) -> Result<(usize, usize), String> {
 
 /// The numbered lines of `given` (all, or those of `range`) and the file's line count.
 fn read_one(ctx: &Context<'_>, given: &str, range: Option<(usize, usize)>) -> Result<(String, usize), String> {
-    let path = ctx.vfs.resolve(given).map_err(|e| describe(&e, Target::File))?;
-    let meta = ctx.vfs.metadata(&path).map_err(|e| describe(&e, Target::File))?;
-    match meta.kind {
-        EntryKind::File => {}
-        EntryKind::Dir => return Err(format!("Path is a directory, not a file: {given}")),
-        _ => return Err(format!("Not a regular file: {given}")),
-    }
-    let limit = ctx.config.max_read_bytes;
-    if range.is_none() && meta.len > limit {
-        return Err(format!(
-            "File too large: {given} ({} bytes; the limit is {limit} bytes). Read it in parts with line_range",
-            meta.len
-        ));
-    }
-    let file = ctx.vfs.read_text(&path).map_err(|e| match e.kind() {
-        crate::error::ErrorKind::IsBinary => format!("Cannot read binary file: {given}"),
-        _ => describe(&e, Target::File),
-    })?;
-    let all: Vec<&str> = lines(&file.text).map(|(content, _)| content).collect();
-    let total = all.len();
-    let (first, last) = match range {
-        None => (1, total),
-        Some((start, _)) if start > total => {
+    let read = read_line_range(ctx, LineRangeRead { path: given, range }).map_err(|e| describe(&e, Target::File))?;
+    let (text, first, last, total) = match read {
+        LinesRead::Lines { text, first, last, total } => (text, first, last, total),
+        LinesRead::Directory => return Err(format!("Path is a directory, not a file: {given}")),
+        LinesRead::NotRegular => return Err(format!("Not a regular file: {given}")),
+        LinesRead::TooLarge { len, limit } => {
+            return Err(format!(
+                "File too large: {given} ({len} bytes; the limit is {limit} bytes). Read it in parts with line_range"
+            ));
+        }
+        LinesRead::Binary => return Err(format!("Cannot read binary file: {given}")),
+        LinesRead::PastEnd { start, total } => {
             return Err(format!("Line number {start} exceeds file length ({total} lines)"));
         }
-        Some((start, end)) => (start, end.min(total)),
     };
     let mut out = String::new();
-    for (i, line) in all.iter().enumerate().take(last).skip(first.saturating_sub(1)) {
+    for (i, (line, _)) in lines(&text).enumerate().take(last).skip(first.saturating_sub(1)) {
         if !out.is_empty() {
             out.push('\n');
         }
@@ -115,56 +103,17 @@ pub(super) fn list_files(ctx: &Context<'_>, args: &Args) -> Answer {
     let given = args.string("path")?;
     let given = if given.is_empty() { ".".to_owned() } else { given };
     let recursive = args.flag("recursive", false)?;
-    let dir = ctx.vfs.resolve(&given).map_err(|e| describe(&e, Target::Dir))?;
-    let meta = ctx.vfs.metadata(&dir).map_err(|e| describe(&e, Target::Dir))?;
-    if meta.kind != EntryKind::Dir {
+    let listed = list_kinds(ctx, KindListing { path: &given, recursive }).map_err(|e| describe(&e, Target::Dir))?;
+    let KindListed::Entries { entries, truncated } = listed else {
         return Err(format!("Not a directory: {given}"));
-    }
-    let mut lister = Lister { ctx, recursive, out: Vec::new(), truncated: false };
-    lister.list(&dir, "")?;
-    let mut text = lister.out.join("\n");
-    if lister.truncated {
+    };
+    let lines: Vec<String> = entries
+        .iter()
+        .map(|(shown, is_dir)| format!("{}: {shown}", if *is_dir { "directory" } else { "file" }))
+        .collect();
+    let mut text = lines.join("\n");
+    if truncated {
         text.push_str(&format!("\n(listing stopped after {MAX_ENTRIES} entries; list a subdirectory to see the rest)"));
     }
     Ok(Reply::ok(text))
-}
-
-struct Lister<'a, 'b> {
-    ctx: &'a Context<'b>,
-    recursive: bool,
-    out: Vec<String>,
-    truncated: bool,
-}
-
-impl Lister<'_, '_> {
-    fn list(&mut self, dir: &SandboxPath, prefix: &str) -> Result<(), String> {
-        let entries = self.ctx.vfs.read_dir(dir).map_err(|e| describe(&e, Target::Dir))?;
-        for (name, real, kind) in entries {
-            if self.out.len() >= MAX_ENTRIES {
-                self.truncated = true;
-                return Ok(());
-            }
-            self.ctx.cancel.check().map_err(|e| describe(&e, Target::Dir))?;
-            let shown = format!("{prefix}{name}");
-            let is_dir = match kind {
-                EntryKind::Dir => true,
-                // A link is labelled by what it points to when that lies inside the workspace,
-                // and is never descended into.
-                EntryKind::Symlink => self.link_is_dir(&real),
-                EntryKind::File | EntryKind::Other => false,
-            };
-            self.out.push(format!("{}: {shown}", if is_dir { "directory" } else { "file" }));
-            if is_dir && kind == EntryKind::Dir && self.recursive && name != ".git" {
-                let rel = self.ctx.vfs.display(&real);
-                let sub = self.ctx.vfs.resolve(&rel).map_err(|e| describe(&e, Target::Dir))?;
-                self.list(&sub, &format!("{shown}/"))?;
-            }
-        }
-        Ok(())
-    }
-
-    fn link_is_dir(&self, real: &std::path::Path) -> bool {
-        let rel = self.ctx.vfs.display(real);
-        self.ctx.vfs.resolve(&rel).and_then(|p| self.ctx.vfs.metadata(&p)).is_ok_and(|m| m.kind == EntryKind::Dir)
-    }
 }
