@@ -9,7 +9,10 @@
 //! to word the result (how many hunks applied, which blocks missed and why). Like every tool it
 //! never writes: the profile applies the plan through its sink. Its failures are core errors
 //! whose messages say what went wrong with the operation; the profile names them (and rewords
-//! them where its contract says more) in its own terms.
+//! them where its contract says more) in its own terms. Where a contract answers a refusal in
+//! words or codes a core error cannot carry, the refusal comes back as a fact in the outcome (an
+//! offset past the end, a line count that does not match) or as a typed error (a glob that does
+//! not parse), and the profile words it.
 
 pub mod anchored_edit;
 pub mod append_as_given;
