@@ -184,6 +184,21 @@ impl Vfs {
         self.metadata(p)
     }
 
+    /// How many names (hard links) the regular file `p` has on disk: the file a write changes
+    /// (a final symlink followed) when `follow`, else the entry as named (what a move or a delete
+    /// acts on). `None` when nothing is there or it is not a regular file. The overlay is not
+    /// consulted: an open buffer is saved to the file on disk, whose other names see the save.
+    pub fn file_links(&self, p: &SandboxPath, follow: bool) -> Result<Option<u64>> {
+        use std::os::unix::fs::MetadataExt as _;
+        let m = if follow { fs::metadata(p.real()) } else { fs::symlink_metadata(p.path()) };
+        match m {
+            Ok(m) if m.is_file() => Ok(Some(m.nlink())),
+            Ok(_) => Ok(None),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => Ok(None),
+            Err(e) => Err(Error::io(&e, p.given())),
+        }
+    }
+
     /// Whether `p` names something: an open buffer or an entry on disk.
     pub fn exists(&self, p: &SandboxPath) -> bool {
         self.overlay.get(p.real()).is_some() || p.real().exists()

@@ -8,6 +8,10 @@
 //! `PatchFailed`, `ReadOnly`, `PermissionDenied`, `CommandNotAllowed`); failures the contract
 //! does not name keep the `standard` profile's kind names.
 //!
+//! A regular file with more than one hard link is never changed, moved or replaced: another name
+//! of it may be outside the root. Every plan passes [`sink::refuse_hard_links`] before the sink
+//! (`OutsideRoot`, nothing written), where the other profiles write such files in place.
+//!
 //! In read-only mode every tool stays listed, as the contract documents, and the five that change
 //! files answer `ReadOnly` without looking at their arguments. The client's MCP roots never
 //! replace the server's: the root is the operator's choice.
@@ -16,6 +20,7 @@ use serde_json::{json, Value};
 
 use super::{CallError, CallResult, Profile, ToolInfo};
 use crate::config::Config;
+use crate::edit::EditPlan;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exec::{signal_name, Captured, Outcome};
 use crate::sink::{self, Sink};
@@ -223,7 +228,7 @@ impl Profile for Guarded {
             _ => return Err(CallError::UnknownTool(name.to_owned())),
         };
         Ok(match result {
-            Ok(Output::Change { plan, summary }) => match sink::apply(sink, ctx.config, ctx.vfs, &plan) {
+            Ok(Output::Change { plan, summary }) => match apply(ctx, sink, &plan) {
                 Ok(_) => CallResult { text: summary, structured: None, items: Vec::new(), is_error: false },
                 Err(e) => error_result(&e),
             },
@@ -239,6 +244,14 @@ impl Profile for Guarded {
     fn follows_client_roots(&self) -> bool {
         false
     }
+}
+
+/// Applies `plan` through `sink`, unless it would change a file with another hard link: every
+/// plan of the profile passes here, so no tool writes through a name whose file may also be
+/// outside the root.
+fn apply(ctx: &Context<'_>, sink: &dyn Sink, plan: &EditPlan) -> Result<()> {
+    sink::refuse_hard_links(ctx.vfs, plan)?;
+    sink::apply(sink, ctx.config, ctx.vfs, plan).map(drop)
 }
 
 /// The commands `run_command` may start under `config`.
@@ -380,9 +393,18 @@ fn captured_text(c: &Captured, what: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+    use std::fs;
+    use std::sync::Arc;
     use std::time::Duration;
 
     use super::*;
+    use crate::config::Cancel;
+    use crate::edit::FileOp;
+    use crate::sink::{Applied, DiskSink};
+    use crate::text::Document;
+    use crate::tools::testing::fixture;
+    use crate::vfs::{OpenDocument, Overlay, Vfs};
 
     #[test]
     fn error_names() {
@@ -444,5 +466,92 @@ mod tests {
         for (o, want) in table {
             assert_eq!(format_outcome(&o), want);
         }
+    }
+
+    /// A sink that must not be reached.
+    struct Unreachable;
+
+    impl Sink for Unreachable {
+        fn apply(&self, _vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
+            panic!("a refused plan reached the sink: {plan:?}")
+        }
+    }
+
+    /// The error name and message of a refused call.
+    fn refused(ctx: &Context<'_>, sink: &dyn Sink, name: &str, args: Value) -> (String, String) {
+        let r = Guarded.call(ctx, sink, name, args.clone()).expect("known tool");
+        assert!(r.is_error, "{name} {args} succeeded: {}", r.text);
+        let v: Value = serde_json::from_str(&r.text).expect("json");
+        (v["error"].as_str().expect("name").to_owned(), v["message"].as_str().expect("message").to_owned())
+    }
+
+    /// A file inside the root that is a hard link to one outside it is never changed, moved or
+    /// replaced, on disk or in an open buffer, and the refusal names the path and says why.
+    #[test]
+    fn refuses_hard_linked_files() {
+        let f = fixture(
+            r#"
+//- other.txt
+other
+//- plain.txt
+plain
+"#,
+        );
+        let outside = tempfile::tempdir().expect("tempdir");
+        let secret = outside.path().join("secret.txt");
+        fs::write(&secret, "old\n").expect("write");
+        fs::hard_link(&secret, f.dir.path().join("linked.txt")).expect("link");
+        std::os::unix::fs::symlink("linked.txt", f.dir.path().join("via.txt")).expect("symlink");
+        let patch = "@@ -1 +1 @@\n-old\n+new\n";
+        let calls = [
+            ("write_file", json!({"path": "linked.txt", "content": "new\n"}), "linked.txt"),
+            ("write_file", json!({"path": "via.txt", "content": "new\n"}), "via.txt"),
+            ("append_file", json!({"path": "linked.txt", "content": "more"}), "linked.txt"),
+            ("apply_patch", json!({"path": "linked.txt", "patch": patch}), "linked.txt"),
+            ("move_file", json!({"source": "linked.txt", "destination": "moved.txt"}), "linked.txt"),
+            ("move_file", json!({"source": "other.txt", "destination": "linked.txt"}), "linked.txt"),
+        ];
+        let unchanged = |f: &crate::tools::testing::Fixture| {
+            assert_eq!(fs::read(&secret).expect("outside"), b"old\n");
+            assert_eq!(f.read("linked.txt").as_deref(), Some(&b"old\n"[..]));
+            assert_eq!(f.read("other.txt").as_deref(), Some(&b"other\n"[..]));
+            assert_eq!(f.read("moved.txt"), None);
+        };
+        for (name, args, path) in &calls {
+            let (error, message) = refused(&f.ctx(), &DiskSink, name, args.clone());
+            assert_eq!(error, "OutsideRoot", "{name} {args}");
+            let why = "the file has 2 hard links, and another name of the same file may be outside the workspace";
+            assert!(message.starts_with(&format!("{path}: {why}, so tether does not ")), "{message}");
+            unchanged(&f);
+        }
+
+        // An open buffer is saved to the same file: refused before the editor sees the change.
+        let real = f.vfs.resolve("linked.txt").expect("inside").real().to_path_buf();
+        let open = OpenDocument { doc: Document::from_text("old\n"), version: 1, dirty: false, stamp: 1 };
+        let overlay = Overlay::from_docs(BTreeMap::from([(real, open)]));
+        let ws = crate::workspace::Workspace::new([f.dir.path()]).expect("workspace");
+        let vfs = Vfs::new(Arc::new(ws), Arc::new(overlay));
+        let ctx = Context { vfs: &vfs, config: &f.config, cancel: &Cancel::default() };
+        for (name, args, _) in &calls {
+            assert_eq!(refused(&ctx, &Unreachable, name, args.clone()).0, "OutsideRoot", "{name} {args}");
+        }
+
+        // All or nothing: a plan with one such file changes none of the others.
+        let resolve = |p: &str| f.vfs.resolve(p).expect("inside");
+        let plan = EditPlan {
+            ops: vec![
+                FileOp::Create { path: resolve("new.txt"), text: "new\n".into(), overwrite: false },
+                FileOp::Create { path: resolve("plain.txt"), text: "new\n".into(), overwrite: true },
+                FileOp::Create { path: resolve("linked.txt"), text: "new\n".into(), overwrite: true },
+            ],
+        };
+        assert_eq!(apply(&f.ctx(), &DiskSink, &plan).expect_err("refused").kind(), ErrorKind::PathEscape);
+        assert_eq!((f.read("new.txt"), f.read("plain.txt").as_deref()), (None, Some(&b"plain\n"[..])));
+        unchanged(&f);
+
+        // A file with one name is written as before.
+        let r = Guarded.call(&f.ctx(), &DiskSink, "write_file", json!({"path": "plain.txt", "content": "new\n"}));
+        assert!(!r.expect("known tool").is_error);
+        assert_eq!(f.read("plain.txt").as_deref(), Some(&b"new\n"[..]));
     }
 }

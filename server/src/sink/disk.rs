@@ -16,7 +16,9 @@
 //! - **Hard links**: a file with more than one link is written in place, as helix does, so that
 //!   every name keeps naming the same, edited file (a rename would silently split them). An
 //!   in-place write is not atomic against a crash, so a copy of the old bytes is kept beside the
-//!   file (`.tether-XXXXXX.bak`) until the whole plan has been applied.
+//!   file (`.tether-XXXXXX.bak`) until the whole plan has been applied. Another name may lie
+//!   outside the roots and sees the change too; the `guarded` profile refuses such files before
+//!   a plan gets here ([`super::refuse_hard_links`]).
 //! - **All or nothing**: every step records how to undo it (an edited file's old bytes and mode,
 //!   files and directories created, renames, entries moved aside). When a step fails, the steps
 //!   before it are undone in reverse order, leaving every file byte for byte as it was. A delete,

@@ -9,9 +9,10 @@ pub mod disk;
 use std::fmt;
 
 use crate::config::Config;
-use crate::edit::EditPlan;
+use crate::edit::{EditPlan, FileOp};
 use crate::error::{Error, ErrorKind, Result};
 use crate::vfs::Vfs;
+use crate::workspace::SandboxPath;
 
 pub use disk::{DiskSink, Pending};
 
@@ -110,4 +111,35 @@ pub fn apply(sink: &dyn Sink, config: &Config, vfs: &Vfs, plan: &EditPlan) -> Re
         return Ok(Applied::default());
     }
     sink.apply(vfs, plan)
+}
+
+/// Refuses `plan` (`path_escape`, naming the path) when it would write, replace, move or delete a
+/// regular file with more than one name (hard link): another name of the same file may be outside
+/// the workspace, and a write in place would change it there. Every path of the plan is looked up
+/// through `vfs` before anything is applied, so a refused plan changes nothing; an open buffer is
+/// judged by its file on disk, which saving it changes. The `guarded` profile applies its plans
+/// only after this check; the other profiles write such files in place, as editors do.
+pub fn refuse_hard_links(vfs: &Vfs, plan: &EditPlan) -> Result<()> {
+    for op in &plan.ops {
+        // A write changes the file a final symlink names; a move or a delete acts on the entry.
+        let (paths, verb): (&[(&SandboxPath, bool)], _) = match op {
+            FileOp::Edit { path, .. } | FileOp::Create { path, .. } => (&[(path, true)], "change"),
+            FileOp::Rename { from, to, .. } => (&[(from, false), (to, false)], "move or replace"),
+            FileOp::Delete { path, .. } => (&[(path, false)], "delete"),
+            FileOp::Mkdir { .. } => (&[], ""),
+        };
+        for &(path, follow) in paths {
+            if let Some(n) = vfs.file_links(path, follow)?.filter(|&n| n > 1) {
+                return Err(Error::new(
+                    ErrorKind::PathEscape,
+                    format!(
+                        "{path}: the file has {n} hard links, and another name of the same file may be outside the \
+                         workspace, so tether does not {verb} it; nothing was written"
+                    ),
+                )
+                .with_path(path.given()));
+            }
+        }
+    }
+    Ok(())
 }
