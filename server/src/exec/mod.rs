@@ -450,6 +450,15 @@ mod tests {
         run(&spec, &AtomicBool::new(false)).expect("runs")
     }
 
+    /// Whether `path` exists within 5 s (a background job's marker).
+    fn appears(path: &std::path::Path) -> bool {
+        let until = Instant::now() + Duration::from_secs(5);
+        while !path.exists() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        path.exists()
+    }
+
     fn bytes(c: &Captured) -> &[u8] {
         c.bytes.as_deref().expect("the bytes were asked for")
     }
@@ -478,11 +487,7 @@ mod tests {
         let o = keep(&cmd, 5000, 1 << 20);
         assert_eq!((o.exit_code, bytes(&o.stdout)), (Some(0), &b"started\n"[..]));
         assert!(o.duration < Duration::from_millis(400), "{o:?}");
-        let until = Instant::now() + Duration::from_secs(5);
-        while !marker.exists() && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(marker.exists(), "the background job was killed");
+        assert!(appears(&marker), "the background job was killed");
     }
 
     #[test]
@@ -501,11 +506,7 @@ mod tests {
         let cmd = format!("(sleep 0.3; head -c 1000000 /dev/zero && touch '{}') & echo quick", marker.display());
         let o = keep(&cmd, 10_000, 1 << 20);
         assert_eq!(bytes(&o.stdout), b"quick\n");
-        let until = Instant::now() + Duration::from_secs(5);
-        while !marker.exists() && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(marker.exists(), "the background job did not get to write its output");
+        assert!(appears(&marker), "the background job did not get to write its output");
     }
 
     #[test]
