@@ -14,8 +14,10 @@
 //!   is answered with `-32600 Invalid request` and serde's reason, under the request's
 //!   own id so that the client can match it (rmcp answered with a null id; so does this
 //!   transport when the id is neither a string nor an integer). A notification or a
-//!   response that cannot be read is logged and dropped, since neither may be answered. A line that
-//!   is not JSON at all is logged and dropped, as rmcp does.
+//!   response that cannot be read is logged and dropped, since neither may be answered.
+//! - A line that is not JSON at all is answered with `-32700 Parse error` and a null id, as
+//!   JSON-RPC 2.0 asks (rmcp dropped it without a word, and the client waited for an answer that
+//!   never came); a line of nothing but whitespace is skipped.
 
 use std::future::Future;
 use std::io;
@@ -109,8 +111,9 @@ where
 /// What one line turned out to be.
 enum Read<M> {
     Message(M),
-    /// A request that could not be read (its id, when it has a usable one), and why.
-    Invalid(Option<RequestId>, String),
+    /// A request that could not be read (its id, when it has a usable one), and the error that
+    /// answers it.
+    Invalid(Option<RequestId>, ErrorData),
     /// Nothing to act on.
     Skip,
 }
@@ -119,7 +122,7 @@ enum Read<M> {
 fn parse<M: serde::de::DeserializeOwned>(line: &[u8]) -> Read<M> {
     let line = line.strip_prefix(BOM).unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
-    if line.is_empty() {
+    if line.iter().all(u8::is_ascii_whitespace) {
         return Read::Skip;
     }
     let error = match serde_json::from_slice(line) {
@@ -127,15 +130,19 @@ fn parse<M: serde::de::DeserializeOwned>(line: &[u8]) -> Read<M> {
         Err(e) => e,
     };
     if error.is_syntax() || error.is_eof() {
-        tracing::debug!(%error, "a line that is not JSON was dropped");
-        return Read::Skip;
+        // Nothing in the line can be trusted, not even an id: JSON-RPC answers with a null one.
+        return Read::Invalid(
+            None,
+            ErrorData::parse_error(format!("Parse error: the line is not JSON: {error}"), None),
+        );
     }
     let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
     let method = value.get("method").and_then(Value::as_str);
     // A request whose id is not a string or an integer (`null`, `1.5`) is answered with a null id.
     let id = value.get("id").map(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+    let invalid = |reason: String| ErrorData::invalid_request(reason, None);
     match (method, id) {
-        (Some(method), Some(id)) => Read::Invalid(id, format!("Invalid request: {method}: {error}")),
+        (Some(method), Some(id)) => Read::Invalid(id, invalid(format!("Invalid request: {method}: {error}"))),
         // A notification gets no answer, and neither does a response.
         (Some(method), None) => {
             tracing::debug!(method, %error, "a notification that could not be read was dropped");
@@ -145,7 +152,7 @@ fn parse<M: serde::de::DeserializeOwned>(line: &[u8]) -> Read<M> {
             tracing::warn!(%error, "a response that could not be read was dropped");
             Read::Skip
         }
-        (None, id) => Read::Invalid(id.flatten(), format!("Invalid request: {error}")),
+        (None, id) => Read::Invalid(id.flatten(), invalid(format!("Invalid request: {error}"))),
     }
 }
 
@@ -195,10 +202,9 @@ where
             match read {
                 Read::Message(message) => return Some(message),
                 Read::Skip => {}
-                Read::Invalid(id, reason) => {
-                    tracing::debug!(%reason, "answering a request that could not be read");
-                    let answer: TxJsonRpcMessage<Role> =
-                        JsonRpcMessage::error(ErrorData::invalid_request(reason, None), id);
+                Read::Invalid(id, error) => {
+                    tracing::debug!(reason = %error.message, "answering a request that could not be read");
+                    let answer: TxJsonRpcMessage<Role> = JsonRpcMessage::error(error, id);
                     // Written by a task of its own, as rmcp writes every message: this future
                     // may be dropped at any await, and half an answer would corrupt the stream.
                     let write = self.write.clone();
@@ -242,7 +248,8 @@ mod tests {
 
     async fn answer(from: &mut tokio::io::BufReader<tokio::io::DuplexStream>) -> Value {
         let mut line = String::new();
-        from.read_line(&mut line).await.expect("read");
+        let read = tokio::time::timeout(std::time::Duration::from_secs(10), from.read_line(&mut line));
+        read.await.expect("an answer within 10 s").expect("read");
         serde_json::from_str(&line).expect("JSON")
     }
 
@@ -295,8 +302,10 @@ mod tests {
             "\n",
         );
         to_server.write_all(lines.as_bytes()).await.expect("write");
-        // The first three are dropped, the next two answered, and the last is the next message.
+        // The second and third are dropped, the others answered, and the last is the next message.
         assert_eq!(request_id(t.receive().await), json_id(10));
+        let parse_error = answer(&mut from_server).await;
+        assert_eq!(parse_error["error"]["code"], -32700, "{parse_error}");
         let answer_9 = answer(&mut from_server).await;
         assert_eq!(answer_9["id"], 9, "{answer_9}");
         assert_eq!(answer_9["error"]["code"], -32600, "{answer_9}");
@@ -306,6 +315,29 @@ mod tests {
         let answer_null = answer(&mut from_server).await;
         assert_eq!(answer_null["error"]["code"], -32600, "{answer_null}");
         assert!(answer_null.get("id").is_none_or(Value::is_null), "{answer_null}");
+    }
+
+    #[tokio::test]
+    async fn a_line_that_is_not_json_is_answered_with_a_parse_error() {
+        let (mut t, mut to_server, mut from_server) = pair();
+        let lines = concat!(
+            "this is not JSON\n",
+            "{\"jsonrpc\": \"2.0\", \"id\": 3,\n",
+            " \t\r\n",
+            r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#,
+            "\n"
+        );
+        to_server.write_all(lines.as_bytes()).await.expect("write");
+        assert_eq!(request_id(t.receive().await), json_id(4), "still serving");
+        // Two answers, both with a null id since neither line can be trusted to carry one; the
+        // blank line gets none.
+        for _ in 0..2 {
+            let answer = answer(&mut from_server).await;
+            assert_eq!(answer["error"]["code"], -32700, "{answer}");
+            assert_eq!(answer["id"], Value::Null, "{answer}");
+            let reason = answer["error"]["message"].as_str().expect("a message");
+            assert!(reason.starts_with("Parse error: the line is not JSON: "), "{reason}");
+        }
     }
 
     #[tokio::test]

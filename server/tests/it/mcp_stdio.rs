@@ -38,9 +38,14 @@ impl Server {
         self.next_id += 1;
         let msg = json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
         writeln!(self.stdin, "{msg}").expect("send");
+        self.reply(method)
+    }
+
+    /// The next line tether writes, the answer to `what`.
+    fn reply(&mut self, what: &str) -> Value {
         let mut reply = String::new();
         self.stdout.read_line(&mut reply).expect("reply");
-        assert!(!reply.is_empty(), "tether mcp closed stdout instead of answering {method}");
+        assert!(!reply.is_empty(), "tether mcp closed stdout instead of answering {what}");
         serde_json::from_str(&reply).expect("JSON reply")
     }
 
@@ -94,6 +99,9 @@ fn malformed_requests_get_errors_that_say_what_is_wrong() {
         assert!(text.starts_with(message), "{method} {params}: {text}");
     }
     writeln!(server.stdin, "not JSON at all").expect("send");
+    let parse_error = server.reply("a line that is not JSON");
+    assert_eq!(parse_error["error"]["code"], -32700, "{parse_error}");
+    assert_eq!(parse_error["id"], Value::Null, "{parse_error}");
     assert_eq!(server.ask("ping", json!({}))["result"], json!({}), "still serving");
     server.stop();
 }
