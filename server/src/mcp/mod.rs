@@ -312,11 +312,19 @@ impl ServerHandler for McpServer {
             ))
     }
 
+    /// The whole list in one page: tether hands out no cursor, so a request that brings one
+    /// brings a cursor it cannot have had from tether, and gets `-32602` as MCP asks.
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(McpError::invalid_params(
+                format!("invalid cursor {cursor:?}: tether lists all tools in one page and hands out no cursors"),
+                None,
+            ));
+        }
         Ok(ListToolsResult::with_all_items(self.tool_list()))
     }
 

@@ -4,8 +4,11 @@ use std::fs;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ProgressNotificationParam};
-use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ErrorCode, PaginatedRequestParams,
+    ProgressNotificationParam,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{json, Map, Value};
 use tether::config::Config;
@@ -83,6 +86,24 @@ async fn tool_list_per_mode() {
         assert_eq!(a.read_only_hint, Some(true), "{} listed in read-only mode", t.name);
     }
     assert!(tools.len() < all.len());
+}
+
+/// tether lists its tools in one page and hands out no cursor, so every cursor is invalid.
+#[tokio::test]
+async fn a_cursor_tether_did_not_hand_out_is_invalid_params() {
+    let s = start(Config::default()).await;
+    let page = s.client.list_tools(None).await.expect("list");
+    assert!(page.next_cursor.is_none() && !page.tools.is_empty());
+    let params = PaginatedRequestParams::default().with_cursor(Some("not-a-cursor".to_owned()));
+    match s.client.list_tools(Some(params)).await.expect_err("an invalid cursor") {
+        ServiceError::McpError(e) => {
+            assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{e:?}");
+            assert!(e.message.contains("invalid cursor"), "{}", e.message);
+        }
+        other => panic!("not a JSON-RPC error: {other}"),
+    }
+    let page = s.client.list_tools(Some(PaginatedRequestParams::default())).await.expect("no cursor is fine");
+    assert!(!page.tools.is_empty());
 }
 
 #[tokio::test]
