@@ -23,10 +23,11 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
 use http_body_util::{BodyExt as _, Full};
-use hyper::body::{Bytes, Incoming};
+use hyper::body::Bytes;
 use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use rmcp::model::{ErrorData, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use subtle::ConstantTimeEq as _;
@@ -155,13 +156,7 @@ async fn serve(
         // foresee; the bearer token, which a rebound page cannot know, guards them instead.
         http_config = http_config.disable_allowed_hosts();
     }
-    let factory = move || {
-        let p = profiles::by_name(&profile).map_err(|e| std::io::Error::other(e.message().to_owned()))?;
-        let host = Arc::new(FixedRoots(DiskHost::new(workspace.clone())));
-        Ok(McpServer::new(p, config.clone(), host))
-    };
-    let mcp = StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), http_config);
-    let guard = Arc::new(Guard { token, mcp });
+    let guard = Arc::new(Guard::new(profile, config, workspace, http_config, token));
 
     let listener =
         tokio::net::TcpListener::bind(options.addr).await.with_context(|| format!("listening on {}", options.addr))?;
@@ -225,10 +220,34 @@ type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 struct Guard {
     token: String,
     mcp: StreamableHttpService<McpServer, LocalSessionManager>,
+    /// The largest request body read ([`StreamableHttpServerConfig::max_request_body_bytes`]).
+    max_body: usize,
 }
 
 impl Guard {
-    async fn handle(&self, req: Request<Incoming>) -> Response<Body> {
+    /// The MCP service for `profile`, one session per client, behind the bearer `token`.
+    fn new(
+        profile: String,
+        config: Config,
+        workspace: Workspace,
+        http_config: StreamableHttpServerConfig,
+        token: String,
+    ) -> Guard {
+        let max_body = http_config.max_request_body_bytes;
+        let factory = move || {
+            let p = profiles::by_name(&profile).map_err(|e| std::io::Error::other(e.message().to_owned()))?;
+            let host = Arc::new(FixedRoots(DiskHost::new(workspace.clone())));
+            Ok(McpServer::new(p, config.clone(), host))
+        };
+        let mcp = StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), http_config);
+        Guard { token, mcp, max_body }
+    }
+
+    async fn handle<B>(&self, req: Request<B>) -> Response<Body>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>> + std::fmt::Display,
+    {
         if req.uri().path() != ENDPOINT {
             return plain(StatusCode::NOT_FOUND, &format!("Not Found: the MCP endpoint is {ENDPOINT}"));
         }
@@ -239,8 +258,54 @@ impl Guard {
             return r;
         }
         // Host and Origin checks (DNS rebinding) and the protocol itself are the MCP service's.
-        self.mcp.handle(req).await
+        if req.method() != hyper::Method::POST || !is_json(req.headers().get(CONTENT_TYPE)) {
+            return self.mcp.handle(req).await;
+        }
+        // The body is read here, as the service would read it, so that it can be looked at again
+        // when the service refuses it: the service answers a JSON body it cannot read as a message
+        // `415 Unsupported Media Type`, though the media type was right and the body was wrong.
+        let (parts, body) = req.into_parts();
+        let body = match http_body_util::Limited::new(body, self.max_body).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                let text = format!("Payload Too Large: request body exceeds {} bytes", self.max_body);
+                return plain(StatusCode::PAYLOAD_TOO_LARGE, &text);
+            }
+            Err(e) => return plain(StatusCode::BAD_REQUEST, &format!("Bad Request: reading the body failed: {e}")),
+        };
+        let response = self.mcp.handle(Request::from_parts(parts, Full::new(body.clone()))).await;
+        if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+            return response;
+        }
+        match unreadable_body(&body) {
+            Some(error) => json_rpc_error(StatusCode::BAD_REQUEST, error),
+            None => response,
+        }
     }
+}
+
+/// Whether a `Content-Type` is JSON's, the one the MCP service reads.
+fn is_json(content_type: Option<&HeaderValue>) -> bool {
+    let Some(value) = content_type.and_then(|v| v.to_str().ok()) else { return false };
+    let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
+    essence.trim().eq_ignore_ascii_case("application/json")
+}
+
+/// The JSON-RPC error for a POST body the MCP service could not read, when the body is at fault:
+/// `-32700` for one that is not JSON.
+fn unreadable_body(body: &[u8]) -> Option<ErrorData> {
+    let error = serde_json::from_slice::<serde::de::IgnoredAny>(body).err()?;
+    Some(ErrorData::parse_error(format!("Parse error: the body is not JSON: {error}"), None))
+}
+
+/// A JSON-RPC error with a null id, as an HTTP response with `status`.
+fn json_rpc_error(status: StatusCode, error: ErrorData) -> Response<Body> {
+    let message: ServerJsonRpcMessage = JsonRpcMessage::error(error, None);
+    let body = serde_json::to_vec(&message).unwrap_or_default();
+    let mut r = Response::new(Full::new(Bytes::from(body)).boxed());
+    *r.status_mut() = status;
+    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
 }
 
 fn plain(status: StatusCode, text: &str) -> Response<Body> {
@@ -253,6 +318,49 @@ fn plain(status: StatusCode, text: &str) -> Response<Body> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A guard over the standard profile in a fresh directory, with the token `t`.
+    fn guard() -> (Guard, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = Workspace::new([dir.path()]).expect("workspace");
+        let http = StreamableHttpServerConfig::default();
+        (Guard::new("standard".to_owned(), Config::default(), ws, http, "t".to_owned()), dir)
+    }
+
+    /// POSTs `body` with `content_type` to the guard, as an MCP client would.
+    async fn post(guard: &Guard, content_type: &str, body: &str) -> (StatusCode, String) {
+        let req = Request::post(ENDPOINT)
+            .header("host", "127.0.0.1")
+            .header(AUTHORIZATION, "Bearer t")
+            .header("accept", "application/json, text/event-stream")
+            .header(CONTENT_TYPE, content_type)
+            .body(Full::new(Bytes::from(body.to_owned())))
+            .expect("request");
+        let response = guard.handle(req).await;
+        let status = response.status();
+        let body = response.into_body().collect().await.expect("body").to_bytes();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+    #[tokio::test]
+    async fn a_body_that_is_not_json_is_a_bad_request() {
+        let (guard, _dir) = guard();
+        let (status, body) = post(&guard, "application/json", "{\"jsonrpc\": \"2.0\", ").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        let answer: serde_json::Value = serde_json::from_str(&body).expect("a JSON-RPC error");
+        assert_eq!(answer["error"]["code"], -32700, "{answer}");
+        assert_eq!(answer["id"], serde_json::Value::Null, "{answer}");
+        let reason = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(reason.starts_with("Parse error: the body is not JSON: "), "{reason}");
+        // A wrong media type is still the media type's fault, and a good request still passes.
+        let (status, body) = post(&guard, "text/plain", INITIALIZE).await;
+        assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{body}");
+        let (status, body) = post(&guard, "application/json; charset=utf-8", INITIALIZE).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(body.contains("\"serverInfo\""), "{body}");
+    }
 
     #[test]
     fn bearer_tokens() {
