@@ -292,10 +292,16 @@ fn is_json(content_type: Option<&HeaderValue>) -> bool {
 }
 
 /// The JSON-RPC error for a POST body the MCP service could not read, when the body is at fault:
-/// `-32700` for one that is not JSON.
+/// `-32700` for one that is not JSON, `-32600` for a batch (tether agrees to no MCP revision
+/// with batches).
 fn unreadable_body(body: &[u8]) -> Option<ErrorData> {
-    let error = serde_json::from_slice::<serde::de::IgnoredAny>(body).err()?;
-    Some(ErrorData::parse_error(format!("Parse error: the body is not JSON: {error}"), None))
+    if let Err(error) = serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        return Some(ErrorData::parse_error(format!("Parse error: the body is not JSON: {error}"), None));
+    }
+    let batch = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+    batch.then(|| {
+        ErrorData::invalid_request("Invalid request: a batch (JSON array) is not accepted; POST one message", None)
+    })
 }
 
 /// A JSON-RPC error with a null id, as an HTTP response with `status`.
@@ -357,6 +363,9 @@ mod tests {
         // A wrong media type is still the media type's fault, and a good request still passes.
         let (status, body) = post(&guard, "text/plain", INITIALIZE).await;
         assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{body}");
+        let (status, body) = post(&guard, "application/json", &format!("[{INITIALIZE}]")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(body.contains("-32600") && body.contains("batch"), "{body}");
         let (status, body) = post(&guard, "application/json; charset=utf-8", INITIALIZE).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert!(body.contains("\"serverInfo\""), "{body}");

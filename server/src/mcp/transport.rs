@@ -137,6 +137,11 @@ fn parse<M: serde::de::DeserializeOwned>(line: &[u8]) -> Read<M> {
         );
     }
     let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
+    if value.is_array() {
+        // Only MCP 2025-03-26 has batches, and tether does not agree to that revision.
+        let reason = "Invalid request: a batch (JSON array) is not accepted; send one message per line";
+        return Read::Invalid(None, ErrorData::invalid_request(reason, None));
+    }
     let method = value.get("method").and_then(Value::as_str);
     // A request whose id is not a string or an integer (`null`, `1.5`) is answered with a null id.
     let id = value.get("id").map(|id| serde_json::from_value::<RequestId>(id.clone()).ok());

@@ -16,6 +16,12 @@ struct Server {
 
 impl Server {
     fn start(root: &std::path::Path) -> Server {
+        let (server, _) = Server::start_with(root, "2025-06-18");
+        server
+    }
+
+    /// A server initialized by a client asking for protocol `version`, and the answer.
+    fn start_with(root: &std::path::Path, version: &str) -> (Server, Value) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
             .args(["mcp", "--root"])
             .arg(root)
@@ -27,11 +33,11 @@ impl Server {
         let stdin = child.stdin.take().expect("stdin");
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut s = Server { child, stdin, stdout, next_id: 0 };
-        s.ask(
+        let init = s.ask(
             "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+            json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
         );
-        s
+        (s, init)
     }
 
     fn ask(&mut self, method: &str, params: Value) -> Value {
@@ -102,6 +108,24 @@ fn malformed_requests_get_errors_that_say_what_is_wrong() {
     let parse_error = server.reply("a line that is not JSON");
     assert_eq!(parse_error["error"]["code"], -32700, "{parse_error}");
     assert_eq!(parse_error["id"], Value::Null, "{parse_error}");
+    assert_eq!(server.ask("ping", json!({}))["result"], json!({}), "still serving");
+    server.stop();
+}
+
+/// MCP 2025-03-26 is the one revision with JSON-RPC batches, which rmcp cannot take: tether
+/// must not agree to it, and a batch gets an error that says so.
+#[test]
+fn a_client_asking_for_the_batch_revision_is_offered_another() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut server, init) = Server::start_with(dir.path(), "2025-03-26");
+    let version = init["result"]["protocolVersion"].as_str().unwrap_or_default().to_owned();
+    assert!(!version.is_empty() && version != "2025-03-26", "{init}");
+    let batch = json!([{"jsonrpc": "2.0", "id": 50, "method": "ping"}, {"jsonrpc": "2.0", "id": 51, "method": "ping"}]);
+    writeln!(server.stdin, "{batch}").expect("send");
+    let refused = server.reply("a batch");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let reason = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(reason.contains("batch"), "{reason}");
     assert_eq!(server.ask("ping", json!({}))["result"], json!({}), "still serving");
     server.stop();
 }
