@@ -292,8 +292,7 @@ fn is_json(content_type: Option<&HeaderValue>) -> bool {
 }
 
 /// The JSON-RPC error for a POST body the MCP service could not read, when the body is at fault:
-/// `-32700` for one that is not JSON, `-32600` for a batch (tether agrees to no MCP revision
-/// with batches).
+/// `-32700` for one that is not JSON, `-32600` for a batch (rmcp takes one message at a time).
 fn unreadable_body(body: &[u8]) -> Option<ErrorData> {
     if let Err(error) = serde_json::from_slice::<serde::de::IgnoredAny>(body) {
         return Some(ErrorData::parse_error(format!("Parse error: the body is not JSON: {error}"), None));

@@ -15,7 +15,6 @@ mod transport;
 
 pub(crate) use transport::LineTransport;
 
-use std::borrow::Cow;
 use std::future::Future;
 #[cfg(target_os = "linux")]
 use std::os::fd::AsFd;
@@ -27,8 +26,8 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities,
-    ServerConfig, Tool as McpTool, ToolAnnotations,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    Tool as McpTool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -327,14 +326,6 @@ impl ServerHandler for McpServer {
             ));
         }
         Ok(ListToolsResult::with_all_items(self.tool_list()))
-    }
-
-    /// Every revision rmcp knows but 2025-03-26, the one with JSON-RPC batches: rmcp reads one
-    /// message at a time, on stdio and over HTTP alike, so agreeing to it would promise batches
-    /// that could not be kept. A client asking for it is offered the newest other revision.
-    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        let without_batches = ProtocolVersion::KNOWN_VERSIONS.iter().filter(|v| **v != ProtocolVersion::V_2025_03_26);
-        Cow::Owned(without_batches.cloned().collect())
     }
 
     fn get_tool(&self, name: &str) -> Option<McpTool> {

@@ -138,7 +138,7 @@ fn parse<M: serde::de::DeserializeOwned>(line: &[u8]) -> Read<M> {
     }
     let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
     if value.is_array() {
-        // Only MCP 2025-03-26 has batches, and tether does not agree to that revision.
+        // Only MCP 2025-03-26 has batches, and rmcp reads one message at a time: say so.
         let reason = "Invalid request: a batch (JSON array) is not accepted; send one message per line";
         return Read::Invalid(None, ErrorData::invalid_request(reason, None));
     }
