@@ -77,17 +77,28 @@ def test_typing_interleaved_with_tool_edits_loses_nothing(editor):
     latencies = []
     for i in range(rounds):
         started = time.monotonic()
-        call = editor.start_call(
-            "edit_file", {"path": "src/main.py", "old_string": f"<<M{i}>>", "new_string": f"<<E{i}>>"}
-        )
-        for _ in range(rng.randrange(0, 4)):
+        arguments = {"path": "src/main.py", "old_string": f"<<M{i}>>", "new_string": f"<<E{i}>>"}
+        # Keystrokes typed after the request is sent rarely beat a fast edit; every tenth round
+        # changes the buffer in the same event-loop tick as the request instead, so that some
+        # edits are certainly overtaken (the race this test is about).
+        same_tick = i % 10 == 0
+        call = None if same_tick else editor.start_call("edit_file", arguments)
+        typed = []
+        for _ in range(rng.randrange(1 if same_tick else 0, 4)):
             row = 2 * rng.randrange(rounds)  # a typing line, 0-based
             line = model[row]
             col_chars = rng.randrange(len(line) + 1)
             ch = rng.choice(alphabet)
             col_bytes = len(line[:col_chars].encode())
-            editor.type_at(row + 1, col_bytes, ch)
+            if same_tick:
+                typed.append([row, col_bytes, ch])
+            else:
+                editor.type_at(row + 1, col_bytes, ch)
             model[row] = line[:col_chars] + ch + line[col_chars:]
+        if same_tick:
+            editor.calls += 1
+            call = editor.calls
+            editor.lua("_G.tether_race(...)", call, "edit_file", arguments, typed)
         r = editor.result(call)
         latencies.append(time.monotonic() - started)
         if r["isError"]:
