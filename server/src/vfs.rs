@@ -29,6 +29,18 @@ pub struct OpenDocument {
     pub stamp: u64,
 }
 
+impl OpenDocument {
+    /// `text` (this buffer's text, as a string or shared) with the buffer's encoding and origin.
+    fn file_text<T>(&self, text: T) -> FileText<T> {
+        FileText {
+            text,
+            encoding: self.doc.encoding(),
+            bom: self.doc.has_bom(),
+            origin: Origin::Buffer { version: self.version, dirty: self.dirty, stamp: self.stamp },
+        }
+    }
+}
+
 /// A snapshot of the open documents, keyed by real (canonical) path.
 #[derive(Debug, Clone, Default)]
 pub struct Overlay {
@@ -208,12 +220,7 @@ impl Vfs {
     /// Fails with `not_found`, `not_a_file`, or `is_binary`.
     pub fn read_text(&self, p: &SandboxPath) -> Result<FileText> {
         if let Some(open) = self.overlay.get(p.real()) {
-            return Ok(FileText {
-                text: open.doc.text(),
-                encoding: open.doc.encoding(),
-                bom: open.doc.has_bom(),
-                origin: Origin::Buffer { version: open.version, dirty: open.dirty, stamp: open.stamp },
-            });
+            return Ok(open.file_text(open.doc.text()));
         }
         let bytes = self.read_bytes(p)?;
         match decode(bytes) {
@@ -227,12 +234,7 @@ impl Vfs {
     /// for a change computed on a large buffer without copying it first.
     pub fn read_shared(&self, p: &SandboxPath) -> Result<FileText<SharedText>> {
         if let Some(open) = self.overlay.get(p.real()) {
-            return Ok(FileText {
-                text: SharedText::Rope(open.doc.rope().clone()),
-                encoding: open.doc.encoding(),
-                bom: open.doc.has_bom(),
-                origin: Origin::Buffer { version: open.version, dirty: open.dirty, stamp: open.stamp },
-            });
+            return Ok(open.file_text(SharedText::Rope(open.doc.rope().clone())));
         }
         let FileText { text, encoding, bom, origin } = self.read_text(p)?;
         Ok(FileText { text: SharedText::from(text), encoding, bom, origin })

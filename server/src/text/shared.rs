@@ -77,8 +77,10 @@ impl SharedText {
 
     /// The line break the text ends with, or `""` (see [`super::final_break`]).
     pub fn final_break(&self) -> &'static str {
-        let tail: Vec<u8> = self.byte_chunks(self.len().saturating_sub(2)..self.len()).concat();
-        super::break_of_tail(&tail)
+        match self {
+            SharedText::Str(s) => super::final_break(s),
+            SharedText::Rope(r) => super::rope_final_break(r),
+        }
     }
 
     /// Whether the byte `b` occurs in the text.
