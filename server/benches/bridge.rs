@@ -44,6 +44,38 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
+/// Medians of `samples` reads after `warmup`, alternating: the file on disk through the
+/// standalone server, the same through the attached one, and the open buffer through it.
+async fn three_ways(
+    standalone: &RunningService<RoleClient, ()>,
+    attached: &RunningService<RoleClient, ()>,
+    disk: Value,
+    open: Value,
+    warmup: usize,
+    samples: usize,
+) -> (Duration, Duration, Duration) {
+    let (mut alone, mut via_disk, mut via_buffer) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..samples + warmup {
+        let a = read_with(standalone, disk.clone()).await.0;
+        let b = read_with(attached, disk.clone()).await.0;
+        let c = read_with(attached, open.clone()).await.0;
+        if i >= warmup {
+            alone.push(a);
+            via_disk.push(b);
+            via_buffer.push(c);
+        }
+    }
+    (median(alone), median(via_disk), median(via_buffer))
+}
+
+/// Prints the three medians of [`three_ways`] with what the attached server adds.
+fn report(title: &str, (a, b, c): (Duration, Duration, Duration), unit: fn(Duration) -> String) {
+    println!("{title}:");
+    println!("  standalone tether mcp, file on disk:              {}", unit(a));
+    println!("  tether mcp attached to tether lsp, file on disk:  {}  (+{})", unit(b), unit(b.saturating_sub(a)));
+    println!("  tether mcp attached to tether lsp, open buffer:   {}  (+{})", unit(c), unit(c.saturating_sub(a)));
+}
+
 /// About `size` bytes of numbered lines.
 fn document(size: usize) -> String {
     let mut text = String::with_capacity(size + 100);
@@ -159,44 +191,22 @@ async fn run() {
     assert!(read(&attached, "open.txt").await.1.contains("unsaved"), "attached");
     assert!(!read(&standalone, "open.txt").await.1.contains("unsaved"), "standalone");
 
-    let (mut alone, mut via_disk, mut via_buffer) = (Vec::new(), Vec::new(), Vec::new());
-    for i in 0..SAMPLES + 20 {
-        let a = read(&standalone, "disk.txt").await.0;
-        let b = read(&attached, "disk.txt").await.0;
-        let c = read(&attached, "open.txt").await.0;
-        if i >= 20 {
-            alone.push(a);
-            via_disk.push(b);
-            via_buffer.push(c);
-        }
-    }
-    let (a, b, c) = (median(alone), median(via_disk), median(via_buffer));
-    println!("read_file of a 50 KiB file, request to answer over stdio (median of {SAMPLES}, alternating):");
-    println!("  standalone tether mcp, file on disk:              {}", us(a));
-    println!("  tether mcp attached to tether lsp, file on disk:  {}  (+{})", us(b), us(b.saturating_sub(a)));
-    println!("  tether mcp attached to tether lsp, open buffer:   {}  (+{})", us(c), us(c.saturating_sub(a)));
+    let small = |p: &str| json!({"path": p});
+    let times = three_ways(&standalone, &attached, small("disk.txt"), small("open.txt"), 20, SAMPLES).await;
+    report(
+        &format!("read_file of a 50 KiB file, request to answer over stdio (median of {SAMPLES}, alternating)"),
+        times,
+        us,
+    );
     println!("  target: under 1 ms added\n");
 
     // The whole 20 MiB file in one page: over the limit for a read without `offset`/`limit`.
     let page = |p: &str| json!({"path": p, "offset": 1, "limit": 1_000_000});
     let large_open = read_with(&attached, page("large-open.txt")).await.1;
     assert!(large_open.contains("unsaved") && large_open.len() > 20 << 20, "attached, large buffer");
-    let (mut alone, mut via_disk, mut via_buffer) = (Vec::new(), Vec::new(), Vec::new());
-    for i in 0..LARGE_SAMPLES + 2 {
-        let a = read_with(&standalone, page("large-disk.txt")).await.0;
-        let b = read_with(&attached, page("large-disk.txt")).await.0;
-        let c = read_with(&attached, page("large-open.txt")).await.0;
-        if i >= 2 {
-            alone.push(a);
-            via_disk.push(b);
-            via_buffer.push(c);
-        }
-    }
-    let (a, b, c) = (median(alone), median(via_disk), median(via_buffer));
-    println!("read_file of a 20 MiB file in one page (median of {LARGE_SAMPLES}, alternating):");
-    println!("  standalone tether mcp, file on disk:              {}", ms(a));
-    println!("  tether mcp attached to tether lsp, file on disk:  {}  (+{})", ms(b), ms(b.saturating_sub(a)));
-    println!("  tether mcp attached to tether lsp, open buffer:   {}  (+{})", ms(c), ms(c.saturating_sub(a)));
+    let times =
+        three_ways(&standalone, &attached, page("large-disk.txt"), page("large-open.txt"), 2, LARGE_SAMPLES).await;
+    report(&format!("read_file of a 20 MiB file in one page (median of {LARGE_SAMPLES}, alternating)"), times, ms);
     standalone.cancel().await.expect("close");
     attached.cancel().await.expect("close");
 }
