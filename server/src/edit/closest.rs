@@ -2,9 +2,10 @@
 //!
 //! A model whose `old_string` missed needs to see what the file really says there. Every window
 //! of the file as tall as the needle is scored by how alike its lines are to the needle's (Dice
-//! similarity of character bigrams, indentation ignored), and the best window is shown with its
-//! line numbers. Work is bounded: on a large file only the needle's first lines are compared, so
-//! that at most [`PAIR_BUDGET`] line pairs are scored.
+//! similarity of byte pairs, surrounding whitespace and blank lines ignored), and the best window
+//! is shown with its line numbers. Work is bounded: on a large file only the needle's first lines
+//! are compared, so that at most [`PAIR_BUDGET`] line pairs are scored, and each file line is read
+//! once for all of them.
 
 use std::fmt::Write as _;
 
@@ -52,56 +53,86 @@ impl Closest {
     }
 }
 
-/// Sorted character bigrams of `line` with its surrounding whitespace trimmed.
-fn bigrams(line: &str) -> Vec<u64> {
-    let chars: Vec<char> = line.trim().chars().collect();
-    let mut out: Vec<u64> = chars.windows(2).map(|w| (u64::from(w[0]) << 32) | u64::from(w[1])).collect();
-    out.sort_unstable();
-    out
+/// The byte bigrams of up to 64 needle lines, for scoring file lines against all of them in one
+/// pass over each file line's bytes.
+struct Bigrams<'a> {
+    /// The needle lines, trimmed.
+    lines: Vec<&'a str>,
+    /// For every byte pair, the set of needle lines (bit `k` for line `k`) that contain it.
+    masks: Vec<u64>,
+    /// The number of byte pairs of each needle line.
+    sizes: Vec<usize>,
 }
 
-/// How alike two lines are, from 0 to 1 (1 when equal after trimming).
-fn similarity(a: &str, a_grams: &[u64], b: &str, b_grams: &[u64]) -> f64 {
-    if a.trim() == b.trim() {
-        return 1.0;
-    }
-    if a_grams.is_empty() || b_grams.is_empty() {
-        return 0.0;
-    }
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < a_grams.len() && j < b_grams.len() {
-        match a_grams[i].cmp(&b_grams[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
+impl<'a> Bigrams<'a> {
+    fn new(want: &[&'a str]) -> Bigrams<'a> {
+        let lines: Vec<&str> = want.iter().take(64).map(|l| l.trim()).collect();
+        let mut masks = vec![0u64; 1 << 16];
+        for (k, line) in lines.iter().enumerate() {
+            for w in line.as_bytes().windows(2) {
+                masks[pair(w)] |= 1 << k;
             }
         }
+        let sizes = lines.iter().map(|l| l.len().saturating_sub(1)).collect();
+        Bigrams { lines, masks, sizes }
     }
-    (2 * common) as f64 / (a_grams.len() + b_grams.len()) as f64
+
+    /// How alike `line` is to each needle line, from 0 to 1, into `out`: 1 when equal after
+    /// trimming, else the Dice similarity of their byte pairs (counting the file line's pairs
+    /// that the needle line has, capped at the needle line's own count).
+    fn similarities(&self, line: &str, hits: &mut [usize], out: &mut [f64]) {
+        let line = line.trim();
+        hits.iter_mut().for_each(|h| *h = 0);
+        for w in line.as_bytes().windows(2) {
+            let mut mask = self.masks[pair(w)];
+            while mask != 0 {
+                hits[mask.trailing_zeros() as usize] += 1;
+                mask &= mask - 1;
+            }
+        }
+        let size = line.len().saturating_sub(1);
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = if line == self.lines[k] {
+                1.0
+            } else if size + self.sizes[k] == 0 {
+                0.0
+            } else {
+                (2 * hits[k].min(self.sizes[k])) as f64 / (size + self.sizes[k]) as f64
+            };
+        }
+    }
+}
+
+/// The table index of a byte pair.
+fn pair(w: &[u8]) -> usize {
+    (usize::from(w[0]) << 8) | usize::from(w[1])
 }
 
 /// The window of `text` (lines split by `\n`) most like `needle`, or `None` when nothing is at
 /// least [`MIN_SCORE`] alike.
+///
+/// Blank and whitespace-only lines are left out on both sides, so that a needle that leaves out
+/// or adds a blank line still lines up with the region it was copied from; the window shown is
+/// the file's, blank lines included.
 pub fn closest(text: &str, needle: &str) -> Option<Closest> {
     let file: Vec<&str> = split_lines(text);
-    let want: Vec<&str> = split_lines(needle);
-    if file.is_empty() || want.is_empty() {
+    let rows: Vec<usize> = (0..file.len()).filter(|&i| !file[i].trim().is_empty()).collect();
+    let want: Vec<&str> = split_lines(needle).into_iter().filter(|l| !l.trim().is_empty()).collect();
+    if rows.is_empty() || want.is_empty() {
         return None;
     }
-    let height = want.len().min(file.len());
-    let used = height.min((PAIR_BUDGET / file.len()).max(1));
-    let want_grams: Vec<Vec<u64>> = want[..used].iter().map(|l| bigrams(l)).collect();
-    let windows = file.len() - height + 1;
+    let height = want.len().min(rows.len());
+    let used = height.min((PAIR_BUDGET / rows.len()).max(1)).min(64);
+    let table = Bigrams::new(&want[..used]);
+    let windows = rows.len() - height + 1;
     let mut scores = vec![0.0f64; windows];
-    for (j, line) in file.iter().enumerate() {
-        let grams = bigrams(line);
-        // File line j is line k of window j - k.
-        for (k, wg) in want_grams.iter().enumerate() {
+    let (mut hits, mut sims) = (vec![0usize; used], vec![0.0f64; used]);
+    for (j, &row) in rows.iter().enumerate() {
+        table.similarities(file[row], &mut hits, &mut sims);
+        // File row j is line k of window j - k.
+        for (k, sim) in sims.iter().enumerate() {
             if let Some(w) = j.checked_sub(k).filter(|&w| w < windows) {
-                scores[w] += similarity(line, &grams, want[k], wg);
+                scores[w] += sim;
             }
         }
     }
@@ -111,8 +142,10 @@ pub fn closest(text: &str, needle: &str) -> Option<Closest> {
     if score < MIN_SCORE {
         return None;
     }
-    let shown = file[best..best + height.min(MAX_SHOWN)].iter().map(|l| (*l).to_owned()).collect();
-    Some(Closest { first: best + 1, height, shown, score })
+    let (first, last) = (rows[best], rows[best + height - 1]);
+    let height = last - first + 1;
+    let shown = file[first..first + height.min(MAX_SHOWN)].iter().map(|l| (*l).to_owned()).collect();
+    Some(Closest { first: first + 1, height, shown, score })
 }
 
 /// The lines of `text` split by `\n`, without an empty last line after a final break.
