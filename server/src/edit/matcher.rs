@@ -12,11 +12,14 @@
 //! Matching works on the file's `\n` view ([`Mapped::lf`]), so `old_string` typed with `\n`
 //! matches a CRLF file; replacement text gets the file's own line break.
 
-use std::borrow::Cow;
 use std::ops::Range;
 
+use unicode_normalization::{is_nfc, is_nfd, UnicodeNormalization};
+
+use super::carry::{carry, Carry, Pairing};
 use super::closest::{closest, line_span, split_lines, Closest};
-use super::reindent::reindent;
+use super::escape::{sequences_in, unescape};
+use super::explain::Contrast;
 use super::view::Mapped;
 use super::TextChange;
 use crate::error::{Error, ErrorKind};
@@ -40,22 +43,34 @@ pub struct Strategy {
 pub static STRATEGIES: &[Strategy] = &[
     Strategy { name: "exact", matched_with: None, find: find_exact, adapt: keep_new },
     Strategy {
+        name: "normalization",
+        matched_with: Some("Unicode normalization"),
+        find: find_normalized,
+        adapt: adapt_normalized,
+    },
+    Strategy {
         name: "indentation",
         matched_with: Some("flexible indentation"),
-        find: |hay, needle| find_lines(hay, needle, |l| Cow::Borrowed(l.trim_start())),
-        adapt: reindent,
+        find: |hay, needle| find_lines(hay, needle, |a, b| a.trim_start() == b.trim_start(), str::trim_start),
+        adapt: |old, new, found| carry(old, new, found, LINES),
     },
     Strategy {
         name: "trimmed_lines",
         matched_with: Some("trimmed lines"),
-        find: |hay, needle| find_lines(hay, needle, |l| Cow::Borrowed(l.trim())),
-        adapt: reindent,
+        find: |hay, needle| find_lines(hay, needle, |a, b| a.trim() == b.trim(), str::trim),
+        adapt: |old, new, found| carry(old, new, found, LINES),
+    },
+    Strategy {
+        name: "blank_lines",
+        matched_with: Some("blank lines ignored"),
+        find: find_blank_lines,
+        adapt: |old, new, found| carry(old, new, found, Carry { pairing: Pairing::NonBlank, reindent: true }),
     },
     Strategy {
         name: "collapsed_whitespace",
         matched_with: Some("collapsed whitespace"),
-        find: |hay, needle| find_lines(hay, needle, collapse_whitespace),
-        adapt: reindent,
+        find: |hay, needle| find_lines(hay, needle, same_words, longest_word),
+        adapt: |old, new, found| carry(old, new, found, LINES),
     },
     Strategy {
         name: "trimmed_text",
@@ -64,12 +79,21 @@ pub static STRATEGIES: &[Strategy] = &[
         adapt: adapt_trimmed,
     },
     Strategy {
+        name: "unescaped",
+        matched_with: Some("escape sequences undone"),
+        find: find_unescaped,
+        adapt: adapt_unescaped,
+    },
+    Strategy {
         name: "punctuation",
         matched_with: Some("normalised punctuation and spaces"),
         find: find_punctuation,
-        adapt: keep_new,
+        adapt: |old, new, found| carry(old, new, found, Carry { pairing: Pairing::Lines, reindent: false }),
     },
 ];
+
+/// How the line levels carry `new_string` into the file's form.
+const LINES: Carry = Carry { pairing: Pairing::Lines, reindent: true };
 
 /// What a successful match changes.
 #[derive(Debug, Clone)]
@@ -108,6 +132,8 @@ pub enum Miss {
         exact_only: bool,
         /// Whether every line of the needle starts with a `read_file` line number and tab.
         numbered: bool,
+        /// The needle against the closest region, to say what differs.
+        contrast: Option<Box<Contrast>>,
     },
     /// A level matched several regions.
     Ambiguous {
@@ -119,14 +145,14 @@ pub enum Miss {
 }
 
 /// The most regions listed in an `ambiguous_match` message.
-const MAX_LISTED: usize = 20;
+const MAX_LISTED: usize = 100;
 
 impl Miss {
     /// The error for the model, about the file shown as `shown`; `field` names the argument
     /// (`old_string`, or `edits[2].old_string` in a multi-edit).
     pub fn to_error(&self, shown: &str, field: &str) -> Error {
         match self {
-            Miss::NoMatch { closest, exact_only, numbered } => {
+            Miss::NoMatch { closest, exact_only, numbered, contrast } => {
                 let how = if *exact_only {
                     "exactly (`replace_all` matches exact text only)".to_owned()
                 } else {
@@ -140,15 +166,21 @@ impl Miss {
                          and tab before each line"
                     ));
                 }
+                let differs = contrast.as_ref().map(|c| c.differences(field)).unwrap_or_default();
+                let differs =
+                    if differs.is_empty() { String::new() } else { format!("\nwhat differs: {}", differs.join("; ")) };
+                let differs_alone = if closest.is_none() { differs.replacen('\n', "; ", 1) } else { String::new() };
                 match closest {
                     Some(c) => msg.push_str(&format!(
-                        "; the most similar text is at {} ({:.0}% alike):\n{}\ncopy `{field}` from the file exactly \
-                         (the number and tab before each line are not part of the text)",
+                        "; the most similar text is at {} ({:.0}% alike):\n{}{differs}\ncopy `{field}` from the file \
+                         exactly (the number and tab before each line are not part of the text)",
                         c.lines(),
                         c.score * 100.0,
                         c.render()
                     )),
-                    None => msg.push_str("; nothing in the file resembles it: read the file and copy the text exactly"),
+                    None => msg.push_str(&format!(
+                        "; nothing in the file resembles it{differs_alone}: read the file and copy the text exactly"
+                    )),
                 }
                 Error::new(ErrorKind::NoMatch, msg).with_path(shown)
             }
@@ -257,7 +289,13 @@ pub fn replace(text: &str, old: &str, new: &str, replace_all: bool) -> Result<Re
         let n = digits.bytes().take_while(u8::is_ascii_digit).count();
         n > 0 && digits[n..].starts_with('\t')
     });
-    Err(Miss::NoMatch { closest: closest(hay, old), exact_only: replace_all, numbered })
+    let closest = closest(hay, old);
+    let window: Vec<&str> = match &closest {
+        Some(c) => split_lines(hay).into_iter().skip(c.first - 1).take(c.height).collect(),
+        None => Vec::new(),
+    };
+    let contrast = Some(Box::new(Contrast::new(old, &window, closest.as_ref().map_or(1, |c| c.first), hay)));
+    Err(Miss::NoMatch { closest, exact_only: replace_all, numbered, contrast })
 }
 
 /// The first and last 1-based line of `r` in the text `index` indexes.
@@ -303,11 +341,13 @@ fn keep_new(_old: &str, new: &str, _found: &str) -> String {
     new.to_owned()
 }
 
-/// Regions of whole lines whose lines equal the needle's after `norm`. A needle ending in a line
-/// break matches only lines that have one, and the region then includes it.
-fn find_lines(hay: &str, needle: &str, norm: fn(&str) -> Cow<'_, str>) -> Vec<Range<usize>> {
-    let want: Vec<Cow<'_, str>> = split_lines(needle).into_iter().map(norm).collect();
-    if want.iter().all(|l| l.is_empty()) {
+/// Regions of whole lines each equal to the needle's line by `eq` (file line, needle line). A
+/// needle ending in a line break matches only lines that have one, and the region then includes
+/// it. `key` gives a part of a needle line that a matching file line has as it is: when the file
+/// lacks one, no line is compared.
+fn find_lines(hay: &str, needle: &str, eq: fn(&str, &str) -> bool, key: fn(&str) -> &str) -> Vec<Range<usize>> {
+    let want = split_lines(needle);
+    if want.iter().all(|l| l.trim().is_empty()) || missing(hay, want.iter().map(|l| key(l))) {
         return Vec::new();
     }
     let with_break = needle.ends_with('\n');
@@ -319,12 +359,11 @@ fn find_lines(hay: &str, needle: &str, norm: fn(&str) -> Cow<'_, str>) -> Vec<Ra
         spans.push((at, end, end < hay.len()));
         at = end + 1;
     }
-    let first = &want[0];
-    let normed: Vec<Cow<'_, str>> = spans.iter().map(|&(s, e, _)| norm(&hay[s..e])).collect();
+    let line = |i: usize| &hay[spans[i].0..spans[i].1];
     let n = want.len();
     let mut out = Vec::new();
     for i in 0..(spans.len() + 1).saturating_sub(n) {
-        if normed[i] != *first || !(1..n).all(|k| normed[i + k] == want[k]) {
+        if !eq(line(i), want[0]) || !(1..n).all(|k| eq(line(i + k), want[k])) {
             continue;
         }
         let (_, end, has_break) = spans[i + n - 1];
@@ -336,20 +375,24 @@ fn find_lines(hay: &str, needle: &str, norm: fn(&str) -> Cow<'_, str>) -> Vec<Ra
     out
 }
 
-/// `line` trimmed, with every run of whitespace inside written as one space.
-fn collapse_whitespace(line: &str) -> Cow<'_, str> {
-    let t = line.trim();
-    if !t.contains("  ") && !t.contains(|c: char| c.is_whitespace() && c != ' ') {
-        return Cow::Borrowed(t);
-    }
-    let mut words = t.split_whitespace();
-    let mut out = String::with_capacity(t.len());
-    out.push_str(words.next().unwrap_or_default());
-    for w in words {
-        out.push(' ');
-        out.push_str(w);
-    }
-    Cow::Owned(out)
+/// Whether `hay` lacks one of the three longest `keys`: text that any match must contain as it is.
+/// A cheap test that spares a level comparing every line of a large file for a needle it cannot
+/// match.
+fn missing<'a>(hay: &str, keys: impl Iterator<Item = &'a str>) -> bool {
+    let mut keys: Vec<&str> = keys.filter(|k| !k.is_empty()).collect();
+    keys.sort_unstable_by_key(|k| std::cmp::Reverse(k.len()));
+    keys.dedup();
+    keys.iter().take(3).any(|k| memchr::memmem::find(hay.as_bytes(), k.as_bytes()).is_none())
+}
+
+/// The longest whitespace-free word of `line`.
+fn longest_word(line: &str) -> &str {
+    line.split_whitespace().max_by_key(|w| w.len()).unwrap_or_default()
+}
+
+/// Whether two lines have the same words: trimmed, every run of whitespace inside read as one.
+fn same_words(a: &str, b: &str) -> bool {
+    a.split_whitespace().eq(b.split_whitespace())
 }
 
 /// The needle with its surrounding whitespace (line breaks included) trimmed, found exactly.
@@ -370,8 +413,115 @@ fn adapt_trimmed(old: &str, new: &str, _found: &str) -> String {
     new.strip_suffix(trail).unwrap_or(new).to_owned()
 }
 
+/// A byte order mark copied into the start of `old_string` or `new_string`.
+const BOM: char = '\u{FEFF}';
+
+/// The needle found in the file's Unicode normalization form C, both sides composed, without a
+/// byte order mark the model copied into its start.
+fn find_normalized(hay: &str, needle: &str) -> Vec<Range<usize>> {
+    let unmarked = needle.strip_prefix(BOM);
+    let needle = unmarked.unwrap_or(needle);
+    if unmarked.is_none() && needle.is_ascii() {
+        return Vec::new(); // Composing changes no ASCII text: the exact level already looked.
+    }
+    let composed: String = needle.nfc().collect();
+    let view = Mapped::nfc(hay);
+    if unmarked.is_none() && !view.changed() && composed == needle {
+        return Vec::new();
+    }
+    occurrences(view.text(), &composed)
+        .into_iter()
+        .filter_map(|r| Some(view.to_orig(r.start)?..view.to_orig(r.end)?))
+        .collect()
+}
+
+/// `new` without the byte order mark `old` had, kept lines as the file has them, and changed
+/// lines in the file's normalization form.
+fn adapt_normalized(old: &str, new: &str, found: &str) -> String {
+    let (old, new) = match old.strip_prefix(BOM) {
+        Some(old) => (old, new.strip_prefix(BOM).unwrap_or(new)),
+        None => (old, new),
+    };
+    let text = carry(old, new, found, Carry { pairing: Pairing::Lines, reindent: false });
+    if found.is_ascii() {
+        text
+    } else if is_nfc(found) {
+        text.nfc().collect()
+    } else if is_nfd(found) {
+        text.nfd().collect()
+    } else {
+        text
+    }
+}
+
+/// Regions of whole lines that equal the needle's lines, each trimmed, when blank and
+/// whitespace-only lines are left out on both sides. A region runs from the first to the last
+/// matched line, so the file's blank lines around it stay outside it; like [`find_lines`], a
+/// needle whose last line ends in a line break matches only lines that have one, and the region
+/// then includes it.
+fn find_blank_lines(hay: &str, needle: &str) -> Vec<Range<usize>> {
+    let want: Vec<&str> = split_lines(needle).into_iter().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let Some(last) = want.last() else {
+        return Vec::new();
+    };
+    if missing(hay, want.iter().copied()) {
+        return Vec::new();
+    }
+    let with_break = needle[needle.rfind(last).unwrap_or(0)..].contains('\n');
+    // (start, end of content, has a break) of every non-blank line of the haystack.
+    let mut rows = Vec::new();
+    let mut at = 0;
+    for line in split_lines(hay) {
+        let end = at + line.len();
+        if !line.trim().is_empty() {
+            rows.push((at, end, end < hay.len()));
+        }
+        at = end + 1;
+    }
+    let n = want.len();
+    let mut out = Vec::new();
+    for i in 0..(rows.len() + 1).saturating_sub(n) {
+        if !(0..n).all(|k| hay[rows[i + k].0..rows[i + k].1].trim() == want[k]) {
+            continue;
+        }
+        let (_, end, has_break) = rows[i + n - 1];
+        if with_break && !has_break {
+            continue;
+        }
+        out.push(rows[i].0..end + usize::from(with_break));
+    }
+    out
+}
+
+/// The needle with one level of escaping undone (`\n` read as a line break...), found exactly;
+/// never when the file itself has any of the needle's escape sequences, since the model may then
+/// mean them as written.
+fn find_unescaped(hay: &str, needle: &str) -> Vec<Range<usize>> {
+    let Some(plain) = unescape(needle) else {
+        return Vec::new();
+    };
+    if sequences_in(needle).iter().any(|seq| hay.contains(seq)) {
+        return Vec::new();
+    }
+    occurrences(hay, Mapped::lf(&plain).text())
+}
+
+/// `new` with the same level of escaping undone.
+fn adapt_unescaped(_old: &str, new: &str, _found: &str) -> String {
+    match unescape(new) {
+        Some(plain) => Mapped::lf(&plain).text().to_owned(),
+        None => new.to_owned(),
+    }
+}
+
 /// The needle found after folding typographic punctuation and Unicode spaces on both sides.
 fn find_punctuation(hay: &str, needle: &str) -> Vec<Range<usize>> {
+    // Folding writes only spaces, quotes, `-` and `.`, so the needle's runs of other ASCII text
+    // are in the file as they are.
+    let folded_to = |c: char| !c.is_ascii() || c.is_ascii_whitespace() || matches!(c, '\'' | '"' | '-' | '.');
+    if missing(hay, needle.split(folded_to)) {
+        return Vec::new();
+    }
     let (h, n) = (Mapped::punctuation(hay), Mapped::punctuation(needle));
     if !h.changed() && !n.changed() {
         return Vec::new(); // Nothing folded: the exact level already looked for this.
@@ -457,9 +607,20 @@ mod tests {
         );
         let miss = replace("fn a() {\n    one();\n    two();\n}\n", "one();\ntwo(x);", "z", false).expect_err("miss");
         let msg = miss.to_error("a.rs", "old_string").message().to_owned();
-        assert!(msg.starts_with("a.rs: `old_string` was not found, exactly or with tolerant matching (flexible indentation, trimmed lines, collapsed whitespace, surrounding whitespace trimmed, normalised punctuation and spaces); the most similar"), "{msg}");
+        assert!(msg.starts_with("a.rs: `old_string` was not found, exactly or with tolerant matching (Unicode normalization, flexible indentation, trimmed lines, blank lines ignored, collapsed whitespace, surrounding whitespace trimmed, escape sequences undone, normalised punctuation and spaces); the most similar"), "{msg}");
         assert!(msg.contains("the most similar text is at lines 2-3"), "{msg}");
         assert!(msg.contains("     2\t    one();\n     3\t    two();\n"), "{msg}");
+        // An invisible difference is said in words, after the lines shown.
+        let miss =
+            replace("fn a() {\n\tone(x);\n\n\ttwo();\n}\n", "    one(y);\n    two();", "z", false).expect_err("miss");
+        let msg = miss.to_error("a.rs", "old_string").message().to_owned();
+        assert!(
+            msg.contains(
+                "     4\t\ttwo();\nwhat differs: line 2 is indented with a tab in the file and 4 spaces in `old_string`; the file has a blank line before line 4 where `old_string` has none; \
+                 line 4 is indented with a tab in the file and 4 spaces in `old_string`\ncopy"
+            ),
+            "{msg}"
+        );
         let miss = replace("a\nb\n", "     1\ta\n     2\tb", "z", false).expect_err("numbered");
         let msg = miss.to_error("a.rs", "old_string").message().to_owned();
         assert!(msg.contains("seems to include the line numbers read_file shows"), "{msg}");

@@ -1,8 +1,11 @@
 //! Edits as values: plans, matchers and patch parsers. Nothing here writes.
 
 pub mod anchored;
+pub mod carry;
 pub mod closest;
 pub mod ecma;
+pub mod escape;
+pub mod explain;
 pub mod line_count;
 pub mod matcher;
 pub mod patch;

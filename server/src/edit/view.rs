@@ -1,11 +1,15 @@
 //! Normalised views of a text that map back to the original bytes.
 //!
 //! The matchers search a view of the file in which every line break is `\n` (so that text a model
-//! types with `\n` matches a CRLF file), and the loosest matcher searches a view with typographic
-//! punctuation and Unicode spaces folded to ASCII. A [`Mapped`] text remembers where each changed
+//! types with `\n` matches a CRLF file), one level searches its Unicode normalization form C (so
+//! that decomposed accents match composed ones), and the loosest matcher searches a view with
+//! typographic punctuation and Unicode spaces folded to ASCII. A [`Mapped`] text remembers where each changed
 //! character came from, so a match in the view becomes a byte range of the original text.
 
 use std::borrow::Cow;
+
+use unicode_normalization::char::canonical_combining_class;
+use unicode_normalization::{is_nfc, UnicodeNormalization};
 
 /// One character that normalisation changed: `norm_len` bytes at `norm` in the view stand for
 /// `orig_len` bytes at `orig` in the original.
@@ -47,6 +51,53 @@ impl<'a> Mapped<'a> {
             let c = s.chars().next()?;
             fold_punctuation(c).map(|to| (c.len_utf8(), to))
         })
+    }
+
+    /// The view of `text` in Unicode normalization form C: every sequence of a character and the
+    /// combining marks after it is written composed. Only runs of non-ASCII text are looked at
+    /// (ASCII is its own normal form and never combines with what follows), so an ASCII file
+    /// costs one scan. Conjoining Hangul jamo, which compose without combining marks, are left
+    /// as they are.
+    pub fn nfc(text: &'a str) -> Mapped<'a> {
+        let bytes = text.as_bytes();
+        let mut out: Option<String> = None;
+        let mut spans = Vec::new();
+        let mut copied = 0;
+        let mut at = 0;
+        while let Some(skip) = bytes[at..].iter().position(|b| !b.is_ascii()) {
+            let run = at + skip;
+            let end = bytes[run..].iter().position(u8::is_ascii).map_or(text.len(), |n| run + n);
+            // A combining mark at the start of the run belongs to the ASCII letter before it (the
+            // byte before a run is ASCII, and not yet copied: runs end on ASCII).
+            let starts_with_mark = text[run..].chars().next().is_some_and(|c| canonical_combining_class(c) != 0);
+            let mut seg = if starts_with_mark && run > 0 { run - 1 } else { run };
+            while seg < end {
+                let len = text[seg..end]
+                    .char_indices()
+                    .skip(1)
+                    .find(|&(_, c)| canonical_combining_class(c) == 0)
+                    .map_or(end - seg, |(i, _)| i);
+                let piece = &text[seg..seg + len];
+                if !is_nfc(piece) {
+                    let buf = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                    buf.push_str(&text[copied..seg]);
+                    let composed: String = piece.nfc().collect();
+                    spans.push(Span { norm: buf.len(), norm_len: composed.len(), orig: seg, orig_len: len });
+                    buf.push_str(&composed);
+                    copied = seg + len;
+                }
+                seg += len;
+            }
+            at = end;
+        }
+        let text = match out {
+            Some(mut buf) => {
+                buf.push_str(&text[copied..]);
+                Cow::Owned(buf)
+            }
+            None => Cow::Borrowed(text),
+        };
+        Mapped { text, spans }
     }
 
     /// Builds a view: `next` finds the next place (a char boundary) where a change may start,
@@ -146,6 +197,25 @@ mod tests {
             assert_eq!(m.text(), want, "{text:?}");
             let got: Vec<Option<usize>> =
                 (0..=m.text().len()).map(|p| if m.text().is_char_boundary(p) { m.to_orig(p) } else { None }).collect();
+            assert_eq!(got, map, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn nfc() {
+        // (text, expected view, original offset of every view char boundary).
+        let table: &[(&str, &str, &[usize])] = &[
+            ("plain", "plain", &[0, 1, 2, 3, 4, 5]),
+            ("cafe\u{301}!", "caf\u{e9}!", &[0, 1, 2, 3, 6, 7]),
+            ("\u{e9}t\u{e9}", "\u{e9}t\u{e9}", &[0, 2, 3, 5]),
+            ("\u{301}x", "\u{301}x", &[0, 2, 3]),
+            ("\u{4E2D}o\u{308}\u{4E2D}", "\u{4E2D}\u{f6}\u{4E2D}", &[0, 3, 6, 9]),
+        ];
+        for &(text, want, map) in table {
+            let m = Mapped::nfc(text);
+            assert_eq!(m.text(), want, "{text:?}");
+            let got: Vec<usize> =
+                m.text().char_indices().map(|(i, _)| i).chain([m.text().len()]).filter_map(|p| m.to_orig(p)).collect();
             assert_eq!(got, map, "{text:?}");
         }
     }
