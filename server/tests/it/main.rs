@@ -8,6 +8,7 @@ mod bridge;
 mod bridge_inprocess;
 mod cli_call;
 mod crash_safety;
+mod edit_fidelity;
 mod lsp_binary;
 mod lsp_commands;
 mod lsp_delivery;
