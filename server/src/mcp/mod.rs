@@ -6,6 +6,7 @@
 //! the editor's buffers inside `tether lsp` (served over the bridge socket), or, for a `tether mcp`
 //! attached to an editor's `tether lsp`, that lsp ([`remote::AttachedHost`]).
 
+mod batch;
 pub mod http;
 mod json;
 mod memory;

@@ -18,19 +18,27 @@
 //! - A line that is not JSON at all is answered with `-32700 Parse error` and a null id, as
 //!   JSON-RPC 2.0 asks (rmcp dropped it without a word, and the client waited for an answer that
 //!   never came); a line of nothing but whitespace is skipped.
+//! - A batch (a JSON array) is taken apart here when the session agreed to MCP 2025-03-26, the
+//!   one revision with batches (see [`super::batch`]); rmcp reads one message at a time. Its
+//!   messages are handed to rmcp one by one, and the answers to its requests are held as rmcp
+//!   sends them, then written as one array once the last is in (a cancelled request is answered by
+//!   nobody, so the batch stops waiting for it). The revision is the one in the initialize result
+//!   this end sent; before it, and in sessions on any other revision, a batch gets `-32600`.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-use rmcp::model::{ErrorData, JsonRpcMessage, RequestId};
+use rmcp::model::{ClientNotification, ErrorData, JsonRpcMessage, ProtocolVersion, RequestId, ServerResult};
 use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use rmcp::{RoleClient, RoleServer};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
+use super::batch::{self, Element};
 use super::json;
 
 /// The largest message read from a line-delimited stream: a `write_file` of a 17 MiB text, or
@@ -45,7 +53,7 @@ const READ_BUFFER: usize = 1 << 20;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// MCP messages over a byte stream, one per line.
-pub(crate) struct LineTransport<Role, R, W> {
+pub(crate) struct LineTransport<Role: ServiceRole, R, W> {
     read: BufReader<R>,
     line: Vec<u8>,
     /// The rest of an over-long line is being skipped.
@@ -54,12 +62,109 @@ pub(crate) struct LineTransport<Role, R, W> {
     write: Arc<Mutex<Option<W>>>,
     /// The longest line read: [`MAX_MESSAGE_BYTES`] but in tests.
     max: usize,
-    _role: PhantomData<fn() -> Role>,
+    /// The batches of a session on MCP 2025-03-26.
+    batches: Batches<Role>,
+}
+
+/// What one side's messages tell the transport about batches.
+pub(crate) trait BatchRole: ServiceRole {
+    /// The protocol version a message this end sends agrees to: a server's initialize result.
+    fn agreed_version(message: &TxJsonRpcMessage<Self>) -> Option<&ProtocolVersion>;
+    /// The request a message this end reads cancels (`notifications/cancelled`).
+    fn cancelled_request(message: &RxJsonRpcMessage<Self>) -> Option<&RequestId>;
+}
+
+impl BatchRole for RoleServer {
+    fn agreed_version(message: &TxJsonRpcMessage<Self>) -> Option<&ProtocolVersion> {
+        match message {
+            JsonRpcMessage::Response(r) => match &r.result {
+                ServerResult::InitializeResult(init) => Some(&init.protocol_version),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn cancelled_request(message: &RxJsonRpcMessage<Self>) -> Option<&RequestId> {
+        match message {
+            JsonRpcMessage::Notification(n) => match &n.notification {
+                ClientNotification::CancelledNotification(c) => c.params.request_id.as_ref(),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// A client sends no initialize result, so it never agrees to batches (tether's clients, the
+/// bridge's attached end, are never sent one).
+impl BatchRole for RoleClient {
+    fn agreed_version(_message: &TxJsonRpcMessage<Self>) -> Option<&ProtocolVersion> {
+        None
+    }
+
+    fn cancelled_request(_message: &RxJsonRpcMessage<Self>) -> Option<&RequestId> {
+        None
+    }
+}
+
+/// The batches of a session on MCP 2025-03-26.
+struct Batches<Role: ServiceRole> {
+    /// The session agreed to a revision with batches.
+    accepted: bool,
+    /// Messages of a batch not yet handed to rmcp.
+    queue: VecDeque<RxJsonRpcMessage<Role>>,
+    /// Batches whose requests are not all answered yet.
+    open: Vec<OpenBatch<Role>>,
+}
+
+/// A batch being answered.
+struct OpenBatch<Role: ServiceRole> {
+    /// Its requests not answered yet.
+    waiting: Vec<RequestId>,
+    /// The answers so far: refused elements first, then the requests' in the order rmcp sent them.
+    answers: Vec<TxJsonRpcMessage<Role>>,
+}
+
+impl<Role: ServiceRole> Batches<Role> {
+    fn waits_for(&self, id: &RequestId) -> bool {
+        self.open.iter().any(|b| b.waiting.contains(id))
+    }
+
+    /// Takes `id` off the batch waiting for it: `Some(answers)` when that was the batch's last
+    /// request, with `answer` among them when there is one (`None`: the request was cancelled).
+    fn settle(&mut self, id: &RequestId, answer: Option<TxJsonRpcMessage<Role>>) -> Settled<Role> {
+        let Some(at) = self.open.iter().position(|b| b.waiting.contains(id)) else {
+            return Settled::NotInBatch(answer);
+        };
+        let open = &mut self.open[at];
+        open.waiting.retain(|w| w != id);
+        open.answers.extend(answer);
+        if !open.waiting.is_empty() {
+            return Settled::Held;
+        }
+        let answers = self.open.remove(at).answers;
+        if answers.is_empty() {
+            Settled::Held
+        } else {
+            Settled::Complete(answers)
+        }
+    }
+}
+
+/// What became of an answer.
+enum Settled<Role: ServiceRole> {
+    /// Not an answer to a batch's request: sent as it is.
+    NotInBatch(Option<TxJsonRpcMessage<Role>>),
+    /// Held until the rest of its batch is answered (or nothing to send).
+    Held,
+    /// Its batch's answers, all in.
+    Complete(Vec<TxJsonRpcMessage<Role>>),
 }
 
 impl<Role, R, W> LineTransport<Role, R, W>
 where
-    Role: ServiceRole,
+    Role: BatchRole,
     R: AsyncRead + Send + Unpin,
     W: AsyncWrite + Send + Unpin + 'static,
 {
@@ -71,7 +176,7 @@ where
             skipping: false,
             write: Arc::new(Mutex::new(Some(write))),
             max: MAX_MESSAGE_BYTES,
-            _role: PhantomData,
+            batches: Batches { accepted: false, queue: VecDeque::new(), open: Vec::new() },
         }
     }
 
@@ -114,6 +219,8 @@ enum Read<M> {
     /// A request that could not be read (its id, when it has a usable one), and the error that
     /// answers it.
     Invalid(Option<RequestId>, ErrorData),
+    /// A JSON array: a batch, or nothing this session takes.
+    Batch(Vec<Value>),
     /// Nothing to act on.
     Skip,
 }
@@ -136,12 +243,22 @@ fn parse<M: serde::de::DeserializeOwned>(line: &[u8]) -> Read<M> {
             ErrorData::parse_error(format!("Parse error: the line is not JSON: {error}"), None),
         );
     }
-    let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
-    if value.is_array() {
-        // Only MCP 2025-03-26 has batches, and rmcp reads one message at a time: say so.
-        let reason = "Invalid request: a batch (JSON array) is not accepted; send one message per line";
-        return Read::Invalid(None, ErrorData::invalid_request(reason, None));
+    match serde_json::from_slice(line).unwrap_or(Value::Null) {
+        Value::Array(elements) => Read::Batch(elements),
+        value => unreadable(&value, &error),
     }
+}
+
+/// Reads one element of a batch as a message of `M`.
+fn parse_value<M: serde::de::DeserializeOwned>(value: &Value) -> Read<M> {
+    match M::deserialize(value) {
+        Ok(message) => Read::Message(message),
+        Err(error) => unreadable(value, &error),
+    }
+}
+
+/// What JSON that is not a message of `M` (`error` says why) gets.
+fn unreadable<M>(value: &Value, error: &serde_json::Error) -> Read<M> {
     let method = value.get("method").and_then(Value::as_str);
     // A request whose id is not a string or an integer (`null`, `1.5`) is answered with a null id.
     let id = value.get("id").map(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
@@ -171,23 +288,123 @@ async fn write_line<W: AsyncWrite + Unpin>(write: Arc<Mutex<Option<W>>>, line: j
     w.flush().await
 }
 
+impl<Role, R, W> LineTransport<Role, R, W>
+where
+    Role: BatchRole,
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    /// Writes `answer` (a message, or a batch's answers) from a task of its own, as rmcp writes
+    /// every message: `receive` may be dropped at any await, and half an answer would corrupt
+    /// the stream.
+    fn answer<T: serde::Serialize + ?Sized>(&self, answer: &T) {
+        let line = json::to_line(answer);
+        let write = self.write.clone();
+        tokio::spawn(async move {
+            let written = match line {
+                Ok(line) => write_line(write, line).await,
+                Err(e) => Err(e.into()),
+            };
+            if let Err(error) = written {
+                tracing::error!(%error, "answering a message this end read failed");
+            }
+        });
+    }
+
+    /// Hands `message` to rmcp; a cancellation also ends the wait of a batch for its request.
+    fn hand_out(&mut self, message: RxJsonRpcMessage<Role>) -> RxJsonRpcMessage<Role> {
+        if let Some(id) = Role::cancelled_request(&message) {
+            // rmcp sends nothing for a request cancelled while it runs.
+            if let Settled::Complete(answers) = self.batches.settle(id, None) {
+                self.answer(&answers);
+            }
+        }
+        message
+    }
+
+    /// Takes a batch apart: its messages queued for rmcp, its requests awaited, and what cannot
+    /// be handled answered in the batch's answer.
+    fn take_batch(&mut self, elements: Vec<Value>) {
+        if elements.is_empty() {
+            return self.answer(&TxJsonRpcMessage::<Role>::error(batch::empty(), None));
+        }
+        if !self.batches.accepted {
+            let refused = batch::refused("send one message per line");
+            return self.answer(&TxJsonRpcMessage::<Role>::error(refused, None));
+        }
+        let mut open = OpenBatch { waiting: Vec::new(), answers: Vec::new() };
+        for element in elements {
+            let value = match batch::element(element) {
+                Element::Message(value) => value,
+                Element::Refused(id, error) => {
+                    open.answers.push(JsonRpcMessage::error(error, id));
+                    continue;
+                }
+            };
+            match parse_value::<RxJsonRpcMessage<Role>>(&value) {
+                Read::Message(message) => {
+                    if let JsonRpcMessage::Request(request) = &message {
+                        let id = &request.id;
+                        if open.waiting.contains(id) || self.batches.waits_for(id) {
+                            open.answers.push(JsonRpcMessage::error(batch::id_in_use(id), Some(id.clone())));
+                            continue;
+                        }
+                        open.waiting.push(id.clone());
+                    }
+                    self.batches.queue.push_back(message);
+                }
+                Read::Invalid(id, error) => open.answers.push(JsonRpcMessage::error(error, id)),
+                Read::Skip | Read::Batch(_) => {}
+            }
+        }
+        if !open.waiting.is_empty() {
+            self.batches.open.push(open);
+        } else if !open.answers.is_empty() {
+            self.answer(&open.answers);
+        }
+    }
+}
+
 impl<Role, R, W> Transport<Role> for LineTransport<Role, R, W>
 where
-    Role: ServiceRole,
+    Role: BatchRole,
     R: AsyncRead + Send + Unpin,
     W: AsyncWrite + Send + Unpin + 'static,
 {
     type Error = io::Error;
 
     fn send(&mut self, item: TxJsonRpcMessage<Role>) -> impl Future<Output = io::Result<()>> + Send + 'static {
+        if let Some(version) = Role::agreed_version(&item) {
+            self.batches.accepted = batch::accepted_in(version);
+        }
+        let answered = match &item {
+            JsonRpcMessage::Response(r) => Some(r.id.clone()),
+            JsonRpcMessage::Error(e) => e.id.clone(),
+            _ => None,
+        };
         // Serialised here, in the order rmcp sends, and written in the order the futures lock.
-        let line = json::to_line(&item).map_err(io::Error::from);
+        let line = match answered {
+            Some(id) => match self.batches.settle(&id, Some(item)) {
+                Settled::NotInBatch(item) => item.map(|item| json::to_line(&item)),
+                Settled::Held => None,
+                Settled::Complete(answers) => Some(json::to_line(&answers)),
+            },
+            None => Some(json::to_line(&item)),
+        };
         let write = self.write.clone();
-        async move { write_line(write, line?).await }
+        async move {
+            match line {
+                Some(line) => write_line(write, line.map_err(io::Error::from)?).await,
+                None => Ok(()),
+            }
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
         loop {
+            if let Some(message) = self.batches.queue.pop_front() {
+                return Some(self.hand_out(message));
+            }
             match self.read_line().await {
                 Ok(true) => {}
                 Ok(false) => return None,
@@ -205,24 +422,13 @@ where
                 self.line.clear();
             }
             match read {
-                Read::Message(message) => return Some(message),
+                Read::Message(message) => return Some(self.hand_out(message)),
                 Read::Skip => {}
                 Read::Invalid(id, error) => {
                     tracing::debug!(reason = %error.message, "answering a request that could not be read");
-                    let answer: TxJsonRpcMessage<Role> = JsonRpcMessage::error(error, id);
-                    // Written by a task of its own, as rmcp writes every message: this future
-                    // may be dropped at any await, and half an answer would corrupt the stream.
-                    let write = self.write.clone();
-                    tokio::spawn(async move {
-                        let written = match json::to_line(&answer) {
-                            Ok(line) => write_line(write, line).await,
-                            Err(e) => Err(e.into()),
-                        };
-                        if let Err(error) = written {
-                            tracing::error!(%error, "answering a malformed request failed");
-                        }
-                    });
+                    self.answer(&TxJsonRpcMessage::<Role>::error(error, id));
                 }
+                Read::Batch(elements) => self.take_batch(elements),
             }
         }
     }
@@ -235,7 +441,7 @@ where
 
 #[cfg(test)]
 mod tests {
-    use rmcp::RoleServer;
+    use serde_json::json;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
     use super::*;
@@ -342,6 +548,120 @@ mod tests {
             assert_eq!(answer["id"], Value::Null, "{answer}");
             let reason = answer["error"]["message"].as_str().expect("a message");
             assert!(reason.starts_with("Parse error: the line is not JSON: "), "{reason}");
+        }
+    }
+
+    /// The server's end after it answered `initialize` agreeing to protocol `version`.
+    async fn agreed(
+        version: &'static str,
+    ) -> (
+        LineTransport<RoleServer, tokio::io::DuplexStream, tokio::io::DuplexStream>,
+        tokio::io::DuplexStream,
+        tokio::io::BufReader<tokio::io::DuplexStream>,
+    ) {
+        let (mut t, to_server, mut from_server) = pair();
+        let mut init = rmcp::model::InitializeResult::default();
+        init.protocol_version = serde_json::from_value(json!(version)).expect("version");
+        t.send(JsonRpcMessage::response(ServerResult::InitializeResult(init), json_id(0))).await.expect("sent");
+        assert_eq!(answer(&mut from_server).await["result"]["protocolVersion"], version);
+        (t, to_server, from_server)
+    }
+
+    fn ping(id: i64) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
+    }
+
+    /// The empty result rmcp answers a ping with.
+    fn pong(id: &RequestId) -> TxJsonRpcMessage<RoleServer> {
+        JsonRpcMessage::response(ServerResult::EmptyResult(rmcp::model::EmptyResult {}), id.clone())
+    }
+
+    /// The ids of a batch's answers and the error codes among them, in the order written.
+    fn ids_and_codes(answers: &Value) -> Vec<(Value, Value)> {
+        let answers = answers.as_array().unwrap_or_else(|| panic!("an array: {answers}"));
+        answers.iter().map(|a| (a["id"].clone(), a["error"]["code"].clone())).collect()
+    }
+
+    #[tokio::test]
+    async fn a_batch_in_a_2025_03_26_session_is_answered_as_one_array() {
+        let (mut t, mut to_server, mut from_server) = agreed("2025-03-26").await;
+        let batch = json!([
+            ping(1),
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            ping(2),
+            5,
+            {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {}},
+            {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": 7},
+            ping(2),
+        ]);
+        to_server.write_all(format!("{batch}\n").as_bytes()).await.expect("write");
+        // Its messages reach rmcp one at a time, in order.
+        let first = request_id(t.receive().await);
+        assert!(matches!(t.receive().await, Some(JsonRpcMessage::Notification(_))));
+        let second = request_id(t.receive().await);
+        assert_eq!((first.clone(), second.clone()), (json_id(1), json_id(2)));
+        // rmcp answers in any order; nothing is written until the last answer is in.
+        t.send(pong(&second)).await.expect("held");
+        t.send(pong(&first)).await.expect("sent");
+        let answers = answer(&mut from_server).await;
+        let null = Value::Null;
+        assert_eq!(
+            ids_and_codes(&answers),
+            [
+                (null.clone(), json!(-32600)),
+                (json!(3), json!(-32600)),
+                (json!(4), json!(-32600)),
+                (json!(2), json!(-32600)),
+                (json!(2), null.clone()),
+                (json!(1), null),
+            ],
+            "the element that is no message, initialize, a malformed request, a reused id, then the answers: {answers}"
+        );
+        assert_eq!(answers[5]["result"], json!({}), "{answers}");
+
+        // A batch of notifications gets no answer, an empty one a single error.
+        let quiet = json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]);
+        to_server.write_all(format!("{quiet}\n[]\n").as_bytes()).await.expect("write");
+        assert!(matches!(t.receive().await, Some(JsonRpcMessage::Notification(_))));
+        to_server.write_all(format!("{}\n", ping(9)).as_bytes()).await.expect("write");
+        assert_eq!(request_id(t.receive().await), json_id(9));
+        let empty = answer(&mut from_server).await;
+        assert_eq!((empty["id"].clone(), empty["error"]["code"].clone()), (Value::Null, json!(-32600)), "{empty}");
+        // A single request is answered alone, as always.
+        t.send(pong(&json_id(9))).await.expect("sent");
+        assert_eq!(answer(&mut from_server).await["id"], 9);
+    }
+
+    #[tokio::test]
+    async fn a_batch_stops_waiting_for_a_cancelled_request() {
+        let (mut t, mut to_server, mut from_server) = agreed("2025-03-26").await;
+        to_server.write_all(format!("{}\n", json!([ping(1), ping(2)])).as_bytes()).await.expect("write");
+        let (one, _two) = (request_id(t.receive().await), request_id(t.receive().await));
+        t.send(pong(&one)).await.expect("held");
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}});
+        to_server.write_all(format!("{cancel}\n").as_bytes()).await.expect("write");
+        assert!(matches!(t.receive().await, Some(JsonRpcMessage::Notification(_))));
+        // rmcp sends nothing for a cancelled request; the batch is answered without it.
+        assert_eq!(ids_and_codes(&answer(&mut from_server).await), [(json!(1), Value::Null)]);
+    }
+
+    #[tokio::test]
+    async fn a_batch_is_refused_before_initialize_and_on_other_revisions() {
+        let batch = format!("{}\n{}\n", json!([ping(1), ping(2)]), ping(3));
+        let (mut t, mut to_server, mut from_server) = pair();
+        to_server.write_all(batch.as_bytes()).await.expect("write");
+        assert_eq!(request_id(t.receive().await), json_id(3));
+        let refused = answer(&mut from_server).await;
+        assert_eq!(refused["error"]["code"], -32600, "{refused}");
+        assert_eq!(refused["id"], Value::Null, "{refused}");
+        for version in ["2024-11-05", "2025-06-18", "2025-11-25"] {
+            let (mut t, mut to_server, mut from_server) = agreed(version).await;
+            to_server.write_all(batch.as_bytes()).await.expect("write");
+            assert_eq!(request_id(t.receive().await), json_id(3), "{version}");
+            let refused = answer(&mut from_server).await;
+            assert_eq!(refused["error"]["code"], -32600, "{version}: {refused}");
+            let reason = refused["error"]["message"].as_str().unwrap_or_default();
+            assert!(reason.contains("only in a session on MCP 2025-03-26"), "{version}: {reason}");
         }
     }
 

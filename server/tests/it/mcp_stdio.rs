@@ -112,20 +112,45 @@ fn malformed_requests_get_errors_that_say_what_is_wrong() {
     server.stop();
 }
 
-/// MCP 2025-03-26 is the one revision with JSON-RPC batches, which rmcp cannot take: tether
-/// agrees to it (clients that know no newer revision could not connect otherwise), and a batch
-/// gets an error that says batches are not accepted, then the server goes on serving.
+/// MCP 2025-03-26 is the one revision with JSON-RPC batches: a session on it gets the answers to
+/// a batch's requests as one array (in any order, each under its request's id), and nothing for a
+/// batch of notifications; a session on a later revision gets `-32600` for a batch, and both go on
+/// serving.
 #[test]
-fn a_batch_is_refused_with_a_reason_and_the_server_goes_on() {
+fn a_batch_is_answered_in_a_2025_03_26_session_and_refused_in_later_ones() {
     let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").expect("write");
     let (mut server, init) = Server::start_with(dir.path(), "2025-03-26");
     assert_eq!(init["result"]["protocolVersion"], "2025-03-26", "{init}");
-    let batch = json!([{"jsonrpc": "2.0", "id": 50, "method": "ping"}, {"jsonrpc": "2.0", "id": 51, "method": "ping"}]);
+    let read = json!({"name": "read_file", "arguments": {"path": "a.txt"}});
+    let batch = json!([
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": read},
+        {"jsonrpc": "2.0", "id": "fifty-one", "method": "ping"},
+        {"jsonrpc": "2.0", "id": 52, "method": "no/such/method"},
+    ]);
     writeln!(server.stdin, "{batch}").expect("send");
+    let answers = server.reply("a batch");
+    let mut answers: Vec<Value> = answers.as_array().unwrap_or_else(|| panic!("an array: {answers}")).clone();
+    // Sorted by id as JSON text: "fifty-one" (quoted) first, then 50 and 52.
+    answers.sort_by_key(|a| a["id"].to_string());
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!((answers[0]["id"].clone(), answers[0]["result"].clone()), (json!("fifty-one"), json!({})));
+    assert_eq!(answers[1]["id"], 50, "{answers:?}");
+    assert!(answers[1]["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("alpha"), "{answers:?}");
+    assert_eq!((answers[2]["id"].clone(), answers[2]["error"]["code"].clone()), (json!(52), json!(-32601)));
+    // Notifications alone get no answer: the next line is the ping's.
+    writeln!(server.stdin, "{}", json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}])).expect("send");
+    assert_eq!(server.ask("ping", json!({}))["id"], server.next_id, "still serving, nothing in between");
+    server.stop();
+
+    let (mut server, init) = Server::start_with(dir.path(), "2025-06-18");
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    writeln!(server.stdin, "{}", json!([{"jsonrpc": "2.0", "id": 50, "method": "ping"}])).expect("send");
     let refused = server.reply("a batch");
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     let reason = refused["error"]["message"].as_str().unwrap_or_default();
-    assert!(reason.contains("batch"), "{reason}");
+    assert!(reason.contains("only in a session on MCP 2025-03-26"), "{reason}");
     assert_eq!(server.ask("ping", json!({}))["result"], json!({}), "still serving");
     server.stop();
 }
