@@ -230,3 +230,32 @@ def test_other_paths_are_not_served(root, token_file):
     with server(root, token_file) as url:
         r = httpx2.post(url.replace("/mcp", "/other"), headers=bearer(), timeout=10)
     assert r.status_code == 404
+
+
+def test_a_2025_03_26_session_takes_a_batch(root, token_file):
+    """MCP 2025-03-26, the one revision with JSON-RPC batches: the answers to a batch's requests
+    come back as one JSON array, and a batch of notifications gets 202; a session on a later
+    revision gets 400 and -32600 for a batch."""
+    read = {"name": "read_file", "arguments": {"path": "hello.txt"}}
+    batch = [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": read},
+        {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+    ]
+    with server(root, token_file) as url:
+        sessions = {}
+        for version in ("2025-03-26", "2025-06-18"):
+            init = {**INIT, "params": {**INIT["params"], "protocolVersion": version}}
+            r = post(url, bearer(), init)
+            assert r.status_code == 200, r.text
+            sessions[version] = {**bearer(), "Mcp-Session-Id": r.headers["Mcp-Session-Id"]}
+        answered = post(url, sessions["2025-03-26"], batch)
+        quiet = post(url, sessions["2025-03-26"], batch[:1])
+        refused = post(url, sessions["2025-06-18"], batch)
+    assert answered.status_code == 200, answered.text
+    assert answered.headers["content-type"].startswith("application/json")
+    answers = {a["id"]: a for a in answered.json()}
+    assert sorted(answers) == [2, 3], answers
+    assert "hello" in answers[2]["result"]["content"][0]["text"] and answers[3]["result"] == {}
+    assert (quiet.status_code, quiet.text) == (202, "")
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == -32600, refused.text

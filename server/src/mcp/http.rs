@@ -11,27 +11,38 @@
 //! - the listener binds a loopback address unless the user says otherwise with
 //!   `--http-allow-remote`.
 //!
+//! rmcp reads one message per POST, so a JSON-RPC batch is taken apart here, in a session on MCP
+//! 2025-03-26 (the one revision with batches; see `mcp/batch.rs`): each element is POSTed to
+//! the MCP service on its own, concurrently, and the answers to the requests are sent back as one
+//! JSON array (`202` when there are none). The session's revision is the one its `initialize`
+//! asked for: tether speaks every revision rmcp knows, and MCP has a server that supports the
+//! requested version answer with that version.
+//!
 //! Each MCP session gets its own profile instance and host, so per-session profile state (a
 //! chosen workspace) never leaks between clients. The roots are the command line's: an HTTP
 //! client's MCP roots never replace them, since whoever holds the token must not be able to
 //! widen the sandbox.
 
+use std::collections::HashSet;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context as _};
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
-use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use rmcp::model::{ErrorData, JsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ErrorData, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
 use subtle::ConstantTimeEq as _;
 
+use super::batch::{self, Element};
 use super::{Answer, BoxFuture, DiskHost, Host, McpServer, ToolCall};
 use crate::config::Config;
 use crate::profiles;
@@ -216,10 +227,14 @@ async fn interrupted() {
 
 type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
-/// The checks in front of the MCP service.
+/// The checks in front of the MCP service, and the batches it cannot read.
 struct Guard {
     token: String,
     mcp: StreamableHttpService<McpServer, LocalSessionManager>,
+    /// The MCP service's sessions.
+    sessions: Arc<LocalSessionManager>,
+    /// The sessions on MCP 2025-03-26, which take batches.
+    batch_sessions: Mutex<HashSet<String>>,
     /// The largest request body read ([`StreamableHttpServerConfig::max_request_body_bytes`]).
     max_body: usize,
 }
@@ -239,8 +254,9 @@ impl Guard {
             let host = Arc::new(FixedRoots(DiskHost::new(workspace.clone())));
             Ok(McpServer::new(p, config.clone(), host))
         };
-        let mcp = StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), http_config);
-        Guard { token, mcp, max_body }
+        let sessions = Arc::new(LocalSessionManager::default());
+        let mcp = StreamableHttpService::new(factory, sessions.clone(), http_config);
+        Guard { token, mcp, sessions, batch_sessions: Mutex::default(), max_body }
     }
 
     async fn handle<B>(&self, req: Request<B>) -> Response<Body>
@@ -258,6 +274,14 @@ impl Guard {
             return r;
         }
         // Host and Origin checks (DNS rebinding) and the protocol itself are the MCP service's.
+        let session = req.headers().get(HEADER_SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        if req.method() == hyper::Method::DELETE {
+            let response = self.mcp.handle(req).await;
+            if let (true, Some(session)) = (response.status().is_success(), session) {
+                lock(&self.batch_sessions).remove(&session);
+            }
+            return response;
+        }
         if req.method() != hyper::Method::POST || !is_json(req.headers().get(CONTENT_TYPE)) {
             return self.mcp.handle(req).await;
         }
@@ -273,7 +297,26 @@ impl Guard {
             }
             Err(e) => return plain(StatusCode::BAD_REQUEST, &format!("Bad Request: reading the body failed: {e}")),
         };
+        if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+            if let Ok(elements) = serde_json::from_slice::<Vec<Value>>(&body) {
+                return self.batch(&parts, session, elements).await;
+            }
+        }
+        // Only an initialize starts a session, and only a request without one can be it (a large
+        // write is not parsed twice).
+        let asks_for_batches = session.is_none()
+            && memchr::memmem::find(&body, b"\"initialize\"").is_some()
+            && serde_json::from_slice::<Value>(&body).is_ok_and(|m| {
+                m["method"] == "initialize"
+                    && serde_json::from_value(m["params"]["protocolVersion"].clone())
+                        .is_ok_and(|v| batch::accepted_in(&v))
+            });
         let response = self.mcp.handle(Request::from_parts(parts, Full::new(body.clone()))).await;
+        if asks_for_batches && response.status() == StatusCode::OK {
+            if let Some(session) = response.headers().get(HEADER_SESSION_ID).and_then(|v| v.to_str().ok()) {
+                self.takes_batches(session).await;
+            }
+        }
         if response.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
             return response;
         }
@@ -284,6 +327,141 @@ impl Guard {
     }
 }
 
+impl Guard {
+    /// Notes that `session` agreed to MCP 2025-03-26, forgetting sessions that have ended since
+    /// (the MCP service ends a session idle for five minutes without telling anyone).
+    async fn takes_batches(&self, session: &str) {
+        let live: HashSet<String> = self.sessions.sessions.read().await.keys().map(|k| k.to_string()).collect();
+        let mut batch_sessions = lock(&self.batch_sessions);
+        batch_sessions.retain(|s| live.contains(s));
+        batch_sessions.insert(session.to_owned());
+    }
+
+    /// Answers a batch POSTed in `session`: each element POSTed to the MCP service on its own,
+    /// concurrently, and the answers to its requests sent back as one JSON array.
+    async fn batch(
+        &self,
+        parts: &hyper::http::request::Parts,
+        session: Option<String>,
+        elements: Vec<Value>,
+    ) -> Response<Body> {
+        if elements.is_empty() {
+            return json_rpc_error(StatusCode::BAD_REQUEST, batch::empty());
+        }
+        if !session.is_some_and(|s| lock(&self.batch_sessions).contains(&s)) {
+            return json_rpc_error(StatusCode::BAD_REQUEST, batch::refused("POST one message"));
+        }
+        let mut answers = Vec::new();
+        let mut requests = tokio::task::JoinSet::new();
+        let mut ids = HashSet::new();
+        for element in elements {
+            let message = match batch::element(element) {
+                Element::Message(message) => message,
+                Element::Refused(id, error) => {
+                    answers.push(error_value(error, id));
+                    continue;
+                }
+            };
+            let id = batch::request_id(&message);
+            // The MCP service would answer only one of two requests with the same id.
+            if let Some(id) = id.as_ref().filter(|id| !ids.insert((*id).clone())) {
+                answers.push(error_value(batch::id_in_use(id), Some(id.clone())));
+                continue;
+            }
+            let (mcp, request) = (self.mcp.clone(), one_message(parts, &message));
+            requests.spawn(async move { answer_of(mcp.handle(request).await, id.as_ref()).await });
+        }
+        while let Some(done) = requests.join_next().await {
+            match done {
+                Ok(Ok(answer)) => answers.extend(answer),
+                // The session is gone (`404`): so is the whole batch's.
+                Ok(Err(response)) => return response,
+                Err(e) => {
+                    let error = ErrorData::internal_error(format!("a request of the batch failed: {e}"), None);
+                    return json_rpc_error(StatusCode::INTERNAL_SERVER_ERROR, error);
+                }
+            }
+        }
+        if answers.is_empty() {
+            let mut r = Response::new(Full::new(Bytes::new()).boxed());
+            *r.status_mut() = StatusCode::ACCEPTED;
+            return r;
+        }
+        let mut r = Response::new(Full::new(Bytes::from(serde_json::to_vec(&answers).unwrap_or_default())).boxed());
+        r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        r
+    }
+}
+
+/// `message` as a POST of its own, with the batch's headers.
+fn one_message(parts: &hyper::http::request::Parts, message: &Value) -> Request<Full<Bytes>> {
+    let mut request = Request::new(Full::new(Bytes::from(serde_json::to_vec(message).unwrap_or_default())));
+    *request.method_mut() = parts.method.clone();
+    *request.uri_mut() = parts.uri.clone();
+    *request.version_mut() = parts.version;
+    *request.headers_mut() = parts.headers.clone();
+    request.headers_mut().remove(CONTENT_LENGTH);
+    request
+}
+
+/// The answer the MCP service gave one message of a batch (`None` for a notification or a
+/// response, which get none), or the response that answers the whole batch (the session is gone).
+async fn answer_of(response: Response<Body>, id: Option<&RequestId>) -> Result<Option<Value>, Response<Body>> {
+    let status = response.status();
+    if status == StatusCode::NOT_FOUND {
+        return Err(response);
+    }
+    let event_stream = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let Ok(body) = response.into_body().collect().await.map(|b| b.to_bytes());
+    let Some(id) = id else { return Ok(None) };
+    // A request's stream ends without an answer when the client cancelled the request.
+    let cancelled = event_stream && status == StatusCode::OK;
+    let messages: Vec<Value> = if event_stream {
+        sse_data(&body).filter_map(|data| serde_json::from_str(data).ok()).collect()
+    } else {
+        serde_json::from_slice(&body).ok().into_iter().collect()
+    };
+    // On the request's stream, before its answer, may come notifications (progress) and requests
+    // to the client; the answer is the one with the request's id.
+    let answer = messages.into_iter().find(|m| m.get("method").is_none() && m.get("id").is_some());
+    Ok(match answer {
+        Some(mut answer) => {
+            // The service's own refusals (`400`) carry no id; in an array the id is all there is.
+            if answer["id"].is_null() {
+                answer["id"] = serde_json::to_value(id).unwrap_or_default();
+            }
+            Some(answer)
+        }
+        None if cancelled => None,
+        None => {
+            let text = String::from_utf8_lossy(&body);
+            let error = ErrorData::invalid_request(format!("the request got HTTP {status}: {}", text.trim()), None);
+            Some(error_value(error, Some(id.clone())))
+        }
+    })
+}
+
+/// The data of each event of a server-sent event stream (events without data are skipped).
+fn sse_data(stream: &[u8]) -> impl Iterator<Item = &str> {
+    let text = std::str::from_utf8(stream).unwrap_or_default();
+    // Every message the MCP service sends is one `data:` line.
+    text.lines().filter_map(|line| line.strip_prefix("data:")).map(str::trim_start).filter(|data| !data.is_empty())
+}
+
+/// A JSON-RPC error with `id` as a JSON value.
+fn error_value(error: ErrorData, id: Option<RequestId>) -> Value {
+    serde_json::to_value(ServerJsonRpcMessage::error(error, id)).unwrap_or_default()
+}
+
+/// Locks `mutex`, whose data stays whole whatever a holder did.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Whether a `Content-Type` is JSON's, the one the MCP service reads.
 fn is_json(content_type: Option<&HeaderValue>) -> bool {
     let Some(value) = content_type.and_then(|v| v.to_str().ok()) else { return false };
@@ -292,15 +470,10 @@ fn is_json(content_type: Option<&HeaderValue>) -> bool {
 }
 
 /// The JSON-RPC error for a POST body the MCP service could not read, when the body is at fault:
-/// `-32700` for one that is not JSON, `-32600` for a batch (rmcp takes one message at a time).
+/// `-32700` for one that is not JSON.
 fn unreadable_body(body: &[u8]) -> Option<ErrorData> {
-    if let Err(error) = serde_json::from_slice::<serde::de::IgnoredAny>(body) {
-        return Some(ErrorData::parse_error(format!("Parse error: the body is not JSON: {error}"), None));
-    }
-    let batch = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
-    batch.then(|| {
-        ErrorData::invalid_request("Invalid request: a batch (JSON array) is not accepted; POST one message", None)
-    })
+    let error = serde_json::from_slice::<serde::de::IgnoredAny>(body).err()?;
+    Some(ErrorData::parse_error(format!("Parse error: the body is not JSON: {error}"), None))
 }
 
 /// A JSON-RPC error with a null id, as an HTTP response with `status`.
@@ -322,6 +495,8 @@ fn plain(status: StatusCode, text: &str) -> Response<Body> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     /// A guard over the standard profile in a fresh directory, with the token `t`.
@@ -334,17 +509,123 @@ mod tests {
 
     /// POSTs `body` with `content_type` to the guard, as an MCP client would.
     async fn post(guard: &Guard, content_type: &str, body: &str) -> (StatusCode, String) {
-        let req = Request::post(ENDPOINT)
+        let (status, _, body) = post_in(guard, None, content_type, body).await;
+        (status, body)
+    }
+
+    /// POSTs `body` in `session`: the status, the session the answer names, and the body.
+    async fn post_in(
+        guard: &Guard,
+        session: Option<&str>,
+        content_type: &str,
+        body: &str,
+    ) -> (StatusCode, Option<String>, String) {
+        let mut req = Request::post(ENDPOINT)
             .header("host", "127.0.0.1")
             .header(AUTHORIZATION, "Bearer t")
             .header("accept", "application/json, text/event-stream")
-            .header(CONTENT_TYPE, content_type)
-            .body(Full::new(Bytes::from(body.to_owned())))
-            .expect("request");
-        let response = guard.handle(req).await;
+            .header(CONTENT_TYPE, content_type);
+        if let Some(session) = session {
+            req = req.header(HEADER_SESSION_ID, session);
+        }
+        let response = guard.handle(req.body(Full::new(Bytes::from(body.to_owned()))).expect("request")).await;
         let status = response.status();
+        let named = response.headers().get(HEADER_SESSION_ID).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let body = response.into_body().collect().await.expect("body").to_bytes();
-        (status, String::from_utf8_lossy(&body).into_owned())
+        (status, named, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// A session initialized asking for protocol `version` (which it gets), and its id.
+    async fn start_session(guard: &Guard, version: &str) -> String {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        let (status, session, body) = post_in(guard, None, "application/json", &init.to_string()).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let answer: Value = serde_json::from_str(sse_data(body.as_bytes()).next().expect("an answer")).expect("JSON");
+        assert_eq!(answer["result"]["protocolVersion"], version, "{answer}");
+        let session = session.expect("a session");
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+        let (status, _, body) = post_in(guard, Some(&session), "application/json", &initialized).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        session
+    }
+
+    /// The answers of a batch, sorted by id as JSON text.
+    fn sorted(body: &str) -> Vec<Value> {
+        let mut answers: Vec<Value> = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+        answers.sort_by_key(|a| a["id"].to_string());
+        answers
+    }
+
+    #[tokio::test]
+    async fn a_2025_03_26_session_takes_batches_and_later_ones_refuse_them() {
+        let (guard, dir) = guard();
+        std::fs::write(dir.path().join("a.txt"), "alpha\n").expect("write");
+        let session = start_session(&guard, "2025-03-26").await;
+        let batch = json!([
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": "a.txt"}}},
+            {"jsonrpc": "2.0", "id": "two", "method": "ping"},
+            {"jsonrpc": "2.0", "id": 3, "method": "no/such/method"},
+            7,
+            {"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {}},
+            {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+        ]);
+        let (status, _, body) = post_in(&guard, Some(&session), "application/json", &batch.to_string()).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let answers = sorted(&body);
+        let mut got: Vec<(String, String)> =
+            answers.iter().map(|a| (a["id"].to_string(), a["error"]["code"].to_string())).collect();
+        got.sort();
+        // By id as JSON text: the quoted one first, null (the element that is no message) last.
+        // The second request with id 3 is refused; the first is answered as it would be alone.
+        let want =
+            [("\"two\"", "null"), ("1", "null"), ("3", "-32600"), ("3", "-32601"), ("4", "-32600"), ("null", "-32600")];
+        assert_eq!(got, want.map(|(id, code)| (id.to_owned(), code.to_owned())), "{body}");
+        let read = answers.iter().find(|a| a["id"] == 1).expect("the read's answer");
+        assert!(read["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("alpha"), "{read}");
+
+        // Notifications alone: 202 and no body. An empty batch: one error.
+        let quiet = json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]).to_string();
+        let (status, _, body) = post_in(&guard, Some(&session), "application/json", &quiet).await;
+        assert_eq!((status, body.as_str()), (StatusCode::ACCEPTED, ""));
+        let (status, _, body) = post_in(&guard, Some(&session), "application/json", "[]").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        let empty: Value = serde_json::from_str(&body).expect("JSON");
+        assert_eq!((empty["id"].clone(), empty["error"]["code"].clone()), (Value::Null, json!(-32600)), "{empty}");
+
+        // A session on a later revision, and a batch outside any session, are refused.
+        let later = start_session(&guard, "2025-06-18").await;
+        let pings = json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]).to_string();
+        for session in [Some(later.as_str()), None] {
+            let (status, _, body) = post_in(&guard, session, "application/json", &pings).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{session:?}: {body}");
+            assert!(body.contains("-32600") && body.contains("only in a session on MCP 2025-03-26"), "{body}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_batch_is_answered_without_a_request_the_client_cancels() {
+        let (guard, _dir) = guard();
+        let session = start_session(&guard, "2025-03-26").await;
+        let batch = json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "run", "arguments": {"command": "sleep 30"}}},
+        ]);
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}});
+        let (batch, cancel) = (batch.to_string(), cancel.to_string());
+        let started = std::time::Instant::now();
+        let (answered, cancelled) = tokio::join!(post_in(&guard, Some(&session), "application/json", &batch), async {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            post_in(&guard, Some(&session), "application/json", &cancel).await
+        });
+        assert_eq!(cancelled.0, StatusCode::ACCEPTED, "{}", cancelled.2);
+        let (status, _, body) = answered;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let answers = sorted(&body);
+        assert_eq!(answers.len(), 1, "{body}");
+        assert_eq!((answers[0]["id"].clone(), answers[0]["result"].clone()), (json!(1), json!({})));
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
     }
 
     const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
