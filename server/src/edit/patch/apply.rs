@@ -20,14 +20,20 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+use unicode_normalization::{is_nfc, UnicodeNormalization};
+
 use super::{quote, Hunk, HunkLine, LineKind, Placement};
+use crate::edit::view::fold_punctuation;
 use crate::text::{ends_with_newline, lines, LineEnding};
 
-/// How strictly a hunk line must equal a file line.
+/// How strictly a hunk line must equal a file line. The levels are the line-level forms of
+/// `edit_file`'s cascade (`edit::matcher`), strictest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fuzz {
     /// Byte for byte.
     Exact,
+    /// In Unicode normalization form C, without a byte order mark at the start.
+    Normalized,
     /// Ignoring trailing whitespace.
     TrailingSpace,
     /// Ignoring leading and trailing whitespace.
@@ -38,27 +44,34 @@ pub enum Fuzz {
 
 impl Fuzz {
     /// Every level, strictest first.
-    pub const ALL: [Fuzz; 4] = [Fuzz::Exact, Fuzz::TrailingSpace, Fuzz::Whitespace, Fuzz::Punctuation];
+    pub const ALL: [Fuzz; 5] =
+        [Fuzz::Exact, Fuzz::Normalized, Fuzz::TrailingSpace, Fuzz::Whitespace, Fuzz::Punctuation];
 
     /// What a line is compared by at this level.
     fn key(self, s: &str) -> Cow<'_, str> {
         match self {
             Fuzz::Exact => Cow::Borrowed(s),
+            Fuzz::Normalized => {
+                let s = s.strip_prefix('\u{FEFF}').unwrap_or(s);
+                if s.is_ascii() || is_nfc(s) {
+                    Cow::Borrowed(s)
+                } else {
+                    Cow::Owned(s.nfc().collect())
+                }
+            }
             Fuzz::TrailingSpace => Cow::Borrowed(s.trim_end()),
             Fuzz::Whitespace => Cow::Borrowed(s.trim()),
-            Fuzz::Punctuation => Cow::Owned(s.trim().chars().map(ascii_punctuation).collect()),
+            Fuzz::Punctuation => {
+                let mut out = String::with_capacity(s.len());
+                for c in s.trim().chars() {
+                    match fold_punctuation(c) {
+                        Some(ascii) => out.push_str(ascii),
+                        None => out.push(c),
+                    }
+                }
+                Cow::Owned(out)
+            }
         }
-    }
-}
-
-/// The ASCII form of typographic dashes, quotes and spaces.
-fn ascii_punctuation(c: char) -> char {
-    match c {
-        '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
-        '\u{2018}'..='\u{201B}' => '\'',
-        '\u{201C}'..='\u{201F}' => '"',
-        '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
-        other => other,
     }
 }
 
@@ -84,12 +97,12 @@ impl HunkFailure {
 /// A text split into lines, with the comparison keys of each fuzz level computed on first use.
 struct Text<'a> {
     lines: Vec<(&'a str, &'a str)>,
-    keys: [Option<Vec<Cow<'a, str>>>; 4],
+    keys: [Option<Vec<Cow<'a, str>>>; 5],
 }
 
 impl<'a> Text<'a> {
     fn new(base: &'a str) -> Text<'a> {
-        Text { lines: lines(base).collect(), keys: [None, None, None, None] }
+        Text { lines: lines(base).collect(), keys: Default::default() }
     }
 
     fn keys(&mut self, level: Fuzz) -> &[Cow<'a, str>] {
@@ -113,6 +126,39 @@ impl<'a> Text<'a> {
             let found = if eof { at(hi).then_some(hi) } else { outward(lo, hi, hint, at) };
             if found.is_some() {
                 return found;
+            }
+        }
+        None
+    }
+
+    /// [`seek`](Text::seek) with blank lines left out on both sides: the first index in `lo..`
+    /// of a non-blank line from which the pattern's non-blank lines follow one another with only
+    /// blank lines between them, every level before a looser one.
+    fn seek_blank(&mut self, pattern: &[&str], lo: usize, hint: usize) -> Option<usize> {
+        let want: Vec<&str> = pattern.iter().copied().filter(|p| !p.trim().is_empty()).collect();
+        let n = self.lines.len();
+        if want.is_empty() || lo >= n {
+            return None;
+        }
+        let blank: Vec<bool> = self.lines.iter().map(|(c, _)| c.trim().is_empty()).collect();
+        for level in Fuzz::ALL {
+            let pat: Vec<Cow<'_, str>> = want.iter().map(|p| level.key(p)).collect();
+            let keys = self.keys(level);
+            let at = |i: usize| {
+                let mut j = i;
+                for (k, p) in pat.iter().enumerate() {
+                    while k > 0 && j < n && blank[j] {
+                        j += 1;
+                    }
+                    if j >= n || blank[j] || keys[j] != *p {
+                        return false;
+                    }
+                    j += 1;
+                }
+                true
+            };
+            if let Some(i) = outward(lo, n - 1, hint, at) {
+                return Some(i);
             }
         }
         None
@@ -169,7 +215,7 @@ fn outward(lo: usize, hi: usize, hint: usize, mut at: impl FnMut(usize) -> bool)
 struct Placed<'h> {
     start: usize,
     hunk: &'h Hunk,
-    lines: &'h [HunkLine],
+    lines: Cow<'h, [HunkLine]>,
 }
 
 /// Applies `hunks`, in order, to `base`. Fails with the first hunk that cannot be placed.
@@ -203,7 +249,7 @@ pub fn apply_hunks(base: &str, hunks: &[Hunk]) -> Result<String, HunkFailure> {
             (None, Placement::Near { start, .. }) => (cursor, near(start)),
             (None, Placement::Forward) => (cursor, cursor),
         };
-        let mut body: &[HunkLine] = &hunk.lines;
+        let mut body: Cow<'_, [HunkLine]> = Cow::Borrowed(&hunk.lines);
         let old: Vec<&str> = hunk.old_lines().map(|l| l.text.as_str()).collect();
         let start = if old.is_empty() {
             // A pure insertion: at its stated line, after its anchor, or (as Codex does for a
@@ -228,12 +274,16 @@ pub fn apply_hunks(base: &str, hunks: &[Hunk]) -> Result<String, HunkFailure> {
             } else {
                 None
             };
-            match found {
-                Some(i) => {
-                    body = trimmed;
-                    i
-                }
-                None => return Err(fail(not_found(&mut text, hunk, &old, lo, hint, anchor_at))),
+            // Then, as `edit_file` does, with blank lines left out on both sides: the hunk is
+            // aligned to the file's blank lines, which stay as context.
+            if let Some(i) = found {
+                body = Cow::Borrowed(trimmed);
+                i
+            } else if let Some(i) = (!hunk.at_eof).then(|| text.seek_blank(&old, lo, hint)).flatten() {
+                body = Cow::Owned(align_to_blank_lines(&text.lines, i, &hunk.lines));
+                i
+            } else {
+                return Err(fail(not_found(&mut text, hunk, &old, lo, hint, anchor_at)));
             }
         };
         if let (None, Placement::Near { start: stated, .. }) = (anchor_at, hunk.placement) {
@@ -252,6 +302,40 @@ pub fn apply_hunks(base: &str, hunks: &[Hunk]) -> Result<String, HunkFailure> {
     // Stable, so insertions at one place keep the patch's order.
     placed.sort_by_key(|p| p.start);
     Ok(build(&text.lines, &placed, base, brk))
+}
+
+/// `lines`, a hunk found at `start` with blank lines left out, aligned line for line to the file:
+/// a blank old line the file does not have there is left out, and the file's blank lines the hunk
+/// lacks are added as context (or as removed lines, between two removed lines).
+fn align_to_blank_lines(file: &[(&str, &str)], start: usize, lines: &[HunkLine]) -> Vec<HunkLine> {
+    let blank = |i: usize| i < file.len() && file[i].0.trim().is_empty();
+    let mut out = Vec::with_capacity(lines.len() + 4);
+    let mut at = start;
+    let mut previous = None;
+    for l in lines {
+        if l.kind == LineKind::Add {
+            out.push(l.clone());
+            continue;
+        }
+        if l.text.trim().is_empty() {
+            if blank(at) {
+                out.push(l.clone());
+                at += 1;
+                previous = Some(l.kind);
+            }
+            continue;
+        }
+        while blank(at) {
+            let removed = l.kind == LineKind::Remove && previous == Some(LineKind::Remove);
+            let kind = if removed { LineKind::Remove } else { LineKind::Context };
+            out.push(HunkLine { kind, text: file[at].0.to_owned() });
+            at += 1;
+        }
+        out.push(l.clone());
+        at += 1;
+        previous = Some(l.kind);
+    }
+    out
 }
 
 /// `after line N`, or `in the file` from the top.
@@ -317,7 +401,7 @@ fn build(file: &[(&str, &str)], placed: &[Placed<'_>], base: &str, brk: &str) ->
     for p in placed {
         out.extend_from_slice(&file[at..p.start]);
         let mut fi = p.start;
-        for l in p.lines {
+        for l in p.lines.iter() {
             match l.kind {
                 LineKind::Context => {
                     out.push(file[fi]);

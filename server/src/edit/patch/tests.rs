@@ -225,6 +225,20 @@ fn applies_hunks() {
             "say \u{201C}hi\u{201D} \u{2014} ok\nB\n",
         ),
         ("exact beats fuzzy nearer", "  k\nx\nk\nx\n", udiff("@@ -1,2 +1,2 @@\n k\n-x\n+X\n"), "  k\nx\nk\nX\n"),
+        // Unicode normalization and a byte order mark, as `edit_file` tolerates them.
+        ("decomposed context", "caf\u{e9}\nb\n", udiff("@@ -1,2 +1,2 @@\n cafe\u{301}\n-b\n+B\n"), "caf\u{e9}\nB\n"),
+        ("byte order mark in context", "a\nb\n", udiff("@@ -1,2 +1,2 @@\n \u{feff}a\n-b\n+B\n"), "a\nB\n"),
+        // Blank lines left out on both sides, after every other level: the file's blank lines
+        // stay, a blank line the file lacks is not written, blank lines inside a removed run go.
+        ("blank line left out", "a\n\nb\nc\n", udiff("@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"), "a\n\nB\nc\n"),
+        ("blank line the file lacks", "a\nb\nc\n", udiff("@@ -1,4 +1,4 @@\n a\n \n-b\n+B\n c\n"), "a\nB\nc\n"),
+        ("blank lines in a removed run", "x\na\n\nb\ny\n", udiff("@@ -1,4 +1,2 @@\n x\n-a\n-b\n y\n"), "x\ny\n"),
+        (
+            "blank lines, envelope",
+            "fn f() {\n    one();\n\n    two();\n}\n",
+            envelope("@@\n     one();\n-    two();\n+    three();\n }"),
+            "fn f() {\n    one();\n\n    three();\n}\n",
+        ),
         // Position: among repeats, the one at or nearest the stated line wins.
         ("repeat, first stated", repeated, udiff("@@ -2 +2 @@\n-same\n+SAME\n"), "x\nSAME\ny\nsame\nz\n"),
         ("repeat, second stated", repeated, udiff("@@ -4 +4 @@\n-same\n+SAME\n"), "x\nsame\ny\nSAME\nz\n"),
