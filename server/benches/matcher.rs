@@ -49,6 +49,7 @@ fn main() {
         ("non-ASCII", "let s13 = \"cafe\u{301} \u{1F600}\"; // \u{201C}nothing\u{201D}"),
     ];
     println!("{:<12} {:>12} {:>12} {:>7}", "request", "cascade", "exact only", "ratio");
+    let mut levels: Vec<(&str, Vec<Duration>)> = matcher::STRATEGIES.iter().map(|s| (s.name, Vec::new())).collect();
     for (name, old) in misses {
         let mut full = Vec::with_capacity(RUNS);
         let mut exact = Vec::with_capacity(RUNS);
@@ -67,5 +68,20 @@ fn main() {
             e.as_secs_f64() * 1e3,
             f.as_secs_f64() / e.as_secs_f64()
         );
+        // Each level on its own, the median over the runs, summed over the requests below.
+        for (strategy, times) in matcher::STRATEGIES.iter().zip(levels.iter_mut()) {
+            let mut runs = Vec::with_capacity(RUNS);
+            for _ in 0..RUNS {
+                let t = Instant::now();
+                assert!(strategy.find(&text, old).is_empty(), "{name} must miss at {}", strategy.name);
+                runs.push(t.elapsed());
+            }
+            times.1.push(median(runs));
+        }
+    }
+    println!("\neach level alone, median per request ({} requests):", misses.len());
+    for (name, times) in levels {
+        let ms: Vec<String> = times.iter().map(|d| format!("{:5.1}", d.as_secs_f64() * 1e3)).collect();
+        println!("  {name:<22} {} ms", ms.join("  "));
     }
 }

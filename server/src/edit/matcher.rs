@@ -95,6 +95,14 @@ pub static STRATEGIES: &[Strategy] = &[
 /// How the line levels carry `new_string` into the file's form.
 const LINES: Carry = Carry { pairing: Pairing::Lines, reindent: true };
 
+impl Strategy {
+    /// Every region of `hay` (a text with `\n` breaks) that this level alone matches `needle` at,
+    /// possibly overlapping; for measuring one level (`benches/matcher.rs`).
+    pub fn find(&self, hay: &str, needle: &str) -> Vec<Range<usize>> {
+        (self.find)(hay, needle)
+    }
+}
+
 /// What a successful match changes.
 #[derive(Debug, Clone)]
 pub struct Replaced {
