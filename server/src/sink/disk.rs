@@ -24,6 +24,9 @@
 //!   before it are undone in reverse order, leaving every file byte for byte as it was. A delete,
 //!   and a rename over an existing destination, first move the old entry to a hidden backup name
 //!   in its directory (`.tether-XXXXXX.bak`) and remove it only once every step has succeeded.
+//! - **One change at a time per file**: a plan claims its paths ([`claims`]) before its first
+//!   check and holds them until it is committed or rolled back, so concurrent calls in one process
+//!   (the lsp runs several) never interleave their base checks and renames on one file.
 //! - **Two phases**: [`TwoPhaseSink::begin`] applies a plan and keeps its undo log in a [`Pending`]
 //!   change, which is committed (backups removed) or rolled back later. The editor sink uses it
 //!   for a plan with both disk and buffer parts: the disk part is begun, the buffer part sent to
@@ -32,6 +35,7 @@
 //!   crash (or SIGKILL) part-way: files already renamed into place stay changed. A killed process
 //!   may leave `.tether-*.tmp` or `.tether-*.bak` entries behind; no other names are ever created.
 
+mod claims;
 mod files;
 
 use std::fs;
@@ -39,6 +43,7 @@ use std::io;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
+use self::claims::Claim;
 use self::files::{parent, Owner};
 use super::{Applied, Destination, Sink, TwoPhaseSink};
 use crate::edit::{Base, EditPlan, FileOp, TextChange};
@@ -65,7 +70,13 @@ impl TwoPhaseSink for DiskSink {
     /// [`Pending`] change; dropping it rolls it back. Unlike [`crate::sink::apply`], this does no
     /// read-only or plan checks: the caller made them for the whole change.
     fn begin(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Pending> {
-        let mut tx = Transaction { roots: vfs.workspace().roots().to_vec(), undo: Vec::new(), cleanup: Vec::new() };
+        let claim = Claim::new(plan.ops.iter().flat_map(claimed).collect());
+        let mut tx = Transaction {
+            roots: vfs.workspace().roots().to_vec(),
+            undo: Vec::new(),
+            cleanup: Vec::new(),
+            _claim: claim,
+        };
         for op in &plan.ops {
             if let Err(e) = tx.apply(op) {
                 return Err(tx.rollback(e));
@@ -189,6 +200,24 @@ struct Transaction {
     undo: Vec<(String, Undo)>,
     /// Backups (entries moved aside, copies of old bytes), removed once the plan has succeeded.
     cleanup: Vec<PathBuf>,
+    /// The plan's paths, held against other changes in this process until the transaction is
+    /// committed or undone (it is dropped last, with the transaction).
+    _claim: Claim,
+}
+
+/// The paths an operation writes, both as named (what a rename or delete acts on) and resolved
+/// (what an edit writes through a symlink).
+fn claimed(op: &FileOp) -> Vec<PathBuf> {
+    let paths = match op {
+        FileOp::Rename { from, to, .. } => vec![from, to],
+        FileOp::Edit { path, .. }
+        | FileOp::Create { path, .. }
+        | FileOp::Delete { path, .. }
+        | FileOp::Mkdir { path } => {
+            vec![path]
+        }
+    };
+    paths.into_iter().flat_map(|p| [p.path().to_owned(), p.real().to_owned()]).collect()
 }
 
 impl Transaction {
