@@ -13,7 +13,7 @@ use std::fmt;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-pub use walk::{WalkOptions, SKIPPED_DIRS};
+pub use walk::{WalkOptions, SKIPPED_DIRS, TEMP_PREFIX, TEMP_SUFFIX};
 
 use crate::error::{Error, ErrorKind, Result};
 

@@ -31,6 +31,14 @@ pub const SKIPPED_DIRS: &[&str] = &[
     ".tether",
 ];
 
+/// The names of the temporary files tether writes a file's new text into before renaming them
+/// over it (`.tether-XXXXXX.tmp`, in the file's directory). Walks skip them: one exists only while
+/// a write is under way (or after a killed one), and a search or listing that showed it would
+/// show a second copy of a file that is not there.
+pub const TEMP_PREFIX: &str = ".tether-";
+/// See [`TEMP_PREFIX`].
+pub const TEMP_SUFFIX: &str = ".tmp";
+
 /// How a walk filters what it visits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WalkOptions {
@@ -87,10 +95,10 @@ impl Workspace {
                     Match::None => {}
                 }
             }
-            if !is_dir {
-                return true;
-            }
             let name = e.file_name().to_string_lossy();
+            if !is_dir {
+                return !(name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX));
+            }
             if name == ".git" {
                 return false;
             }
@@ -172,5 +180,18 @@ mod tests {
         );
         let all = names(&ws, "src", WalkOptions { gitignore: false, ..WalkOptions::default() });
         assert_eq!(all.len(), 5, "{all:?}");
+    }
+
+    /// Found by bench/load.py: a grep running while another call wrote a file listed the write's
+    /// temporary file beside it, with the old text.
+    #[test]
+    fn walks_skip_the_temporary_files_of_writes_under_way() {
+        let top = tempfile::tempdir().expect("tempdir");
+        let root = top.path();
+        for f in ["a.rs", ".tether-Ab12Cd.tmp", ".tether-Ab12Cd.bak", ".hidden.tmp"] {
+            fs::write(root.join(f), "x").expect("write");
+        }
+        let ws = Workspace::new([root]).expect("workspace");
+        assert_eq!(names(&ws, ".", WalkOptions::default()), [".hidden.tmp", ".tether-Ab12Cd.bak", "a.rs"]);
     }
 }

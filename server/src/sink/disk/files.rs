@@ -6,11 +6,11 @@ use std::io::{self, Read as _, Write};
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
-/// Every temp or backup name tether creates starts with this, so that a file left behind by a
-/// killed process is recognisably tether's.
-pub const TEMP_PREFIX: &str = ".tether-";
-/// The suffix of a temp file holding new contents before it is renamed into place.
-pub const TEMP_SUFFIX: &str = ".tmp";
+/// Every temp or backup name tether creates starts with [`TEMP_PREFIX`], so that a file left
+/// behind by a killed process is recognisably tether's; a temp file holding new contents before
+/// it is renamed into place ends with [`TEMP_SUFFIX`]. Both are the workspace's, whose walks skip
+/// such temp files.
+pub use crate::workspace::{TEMP_PREFIX, TEMP_SUFFIX};
 /// The suffix of an entry moved aside (deleted or replaced) or of a copy of old contents, kept
 /// until the whole plan has been applied.
 pub const BACKUP_SUFFIX: &str = ".bak";
