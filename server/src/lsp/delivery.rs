@@ -230,16 +230,20 @@ impl Delivery {
     /// Saves the buffers that were clean before the edit and hold exactly the edited text; returns
     /// where each operation went.
     pub async fn save(&self, caps: &ClientCaps, ops: &[&EditorOp], landings: &[Landing]) -> Vec<Destination> {
+        // Dirty when the tool read it, unless it was saved at that same version before the edit
+        // landed (another call's edit, saved meanwhile, had made it dirty): then only this edit
+        // is unsaved, and a buffer clean before the edit is saved after it.
+        let was_dirty = |e: &DocEdit| e.was_dirty && !self.shared.store.clean_at(e.path.real(), e.version);
         let mut dests: Vec<Destination> = ops
             .iter()
             .zip(landings)
             .map(|(op, landing)| match (op, landing) {
                 (EditorOp::Edit(_), Landing::Unconfirmed) => Destination::BufferUnconfirmed,
                 (EditorOp::Edit(_), Landing::Repaired) => Destination::BufferRepaired,
-                (EditorOp::Edit(e), Landing::Landed { typed, .. }) if e.was_dirty || *typed => {
+                (EditorOp::Edit(e), Landing::Landed { typed, .. }) if was_dirty(e) || *typed => {
                     Destination::BufferUnsaved
                 }
-                (EditorOp::Edit(e), Landing::Unchanged) if e.was_dirty => Destination::BufferUnsaved,
+                (EditorOp::Edit(e), Landing::Unchanged) if was_dirty(e) => Destination::BufferUnsaved,
                 (EditorOp::Edit(_), _) => Destination::BufferSaved,
                 (EditorOp::Rename { dirty: true, .. }, _) => Destination::BufferUnsaved,
                 (EditorOp::Rename { .. }, _) => Destination::BufferSaved,
@@ -251,7 +255,7 @@ impl Delivery {
             .zip(landings)
             .enumerate()
             .filter_map(|(i, (op, landing))| match (op, landing) {
-                (EditorOp::Edit(e), Landing::Landed { version, typed: false }) if !e.was_dirty => {
+                (EditorOp::Edit(e), Landing::Landed { version, typed: false }) if !was_dirty(e) => {
                     Some((i, e, *version))
                 }
                 _ => None,

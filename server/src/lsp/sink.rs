@@ -19,7 +19,9 @@
 //!   keeps a file's final line break as a buffer property, edits never name the position after
 //!   the last line (they are anchored before the final break), and an expected text without a
 //!   final break also matches the same text with one.
-//! - **Saving.** A buffer that was clean before the edit is saved after it: through
+//! - **Saving.** A buffer that was clean before the edit (at the version the edit applies to,
+//!   as the store knows it when the edit lands: another call's edit may have made it dirty when
+//!   the tool read it and been saved since) is saved after it: through
 //!   `tether/saveDocuments` when the client supports it, else by writing the same text to disk
 //!   through the disk sink. A dirty buffer stays dirty, and the result says so.
 

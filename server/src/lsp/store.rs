@@ -24,6 +24,9 @@ struct Entry {
     doc: Document,
     version: i32,
     dirty: bool,
+    /// The last version whose text was known to be the file's: opened clean, saved, or written
+    /// by the server.
+    clean: Option<i32>,
     /// When it last changed, on the store's own clock (opening counts as a change).
     last_change: u64,
 }
@@ -156,7 +159,8 @@ impl Store {
         inner.paths.insert(uri.clone(), path.clone());
         inner.clock += 1;
         let last_change = inner.clock;
-        inner.docs.insert(path, Entry { uri, doc, version, dirty, last_change });
+        let clean = (!dirty).then_some(version);
+        inner.docs.insert(path, Entry { uri, doc, version, dirty, clean, last_change });
         self.ticks.send_replace(last_change);
     }
 
@@ -214,6 +218,7 @@ impl Store {
         let Inner { docs, paths, .. } = &mut *inner;
         let entry = paths.get(uri).and_then(|p| docs.get_mut(p)).ok_or(SyncError::NotOpen)?;
         entry.dirty = false;
+        entry.clean = Some(entry.version);
         Ok(())
     }
 
@@ -223,8 +228,16 @@ impl Store {
         if let Some(entry) = self.lock().docs.get_mut(path) {
             if entry.version == version {
                 entry.dirty = false;
+                entry.clean = Some(version);
             }
         }
+    }
+
+    /// Whether the document at `path` was clean at `version`: its text then was the file's (it
+    /// was saved at that version, or opened clean). An edit computed while the buffer was dirty
+    /// may land on a version saved meanwhile, which makes it an edit of a clean buffer.
+    pub fn clean_at(&self, path: &Path, version: i32) -> bool {
+        self.lock().docs.get(path).is_some_and(|e| e.clean == Some(version))
     }
 
     /// The open document at the real path `path`.

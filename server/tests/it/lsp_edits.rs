@@ -652,3 +652,32 @@ async fn the_document_changed_last_comes_first() {
     assert!(uris[0].ends_with("/a.txt") && uris[1].ends_with("/b.txt"), "{uris:?}");
     e.s.shutdown().await;
 }
+
+/// Found by bench/load.py: two calls edit one clean buffer; the second edit is made while the
+/// first has made the buffer dirty, and the editor carries out the first call's save before it
+/// applies the second edit. The second edit is then the only unsaved change of a buffer that was
+/// clean (saved) at the very version it edits, so it is saved too; it used to be left unsaved,
+/// the buffer modified by tether alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_made_on_a_dirty_buffer_saved_before_it_landed_is_saved() {
+    let usual = editor_script(Strictness::Strict, ChangeOrder::AfterAnswer);
+    let script: Script = Arc::new(move |editor, client, method, params| {
+        if method == "workspace/applyEdit" {
+            // The save the editor was asked for first (the first call's), then this edit.
+            let uri = url_in(&params);
+            client.send(editor.save(&uri).expect("open"));
+        }
+        usual(editor, client, method, params)
+    });
+    let e = start(neovim_capabilities(), script).await;
+    let s = &e.s;
+    s.open_from_disk("a.txt");
+    // The first call's edit, as the editor reports it: the buffer is dirty when the tool reads it.
+    s.type_text("a.txt", 0, 3, "ONE");
+    s.sync().await;
+    let r = plan(s, replace_two()).await;
+    assert_eq!(destinations(&r), pairs(&[("a.txt", "buffer_saved")]));
+    let want = EDITED.replacen("one", "ONE", 1);
+    assert_eq!(s.disk("a.txt"), want);
+    assert_eq!(s.server_copy("a.txt").await.map(|d| (d.1, d.2)), Some((want, false)));
+}
