@@ -24,7 +24,7 @@
 //!   before it are undone in reverse order, leaving every file byte for byte as it was. A delete,
 //!   and a rename over an existing destination, first move the old entry to a hidden backup name
 //!   in its directory (`.tether-XXXXXX.bak`) and remove it only once every step has succeeded.
-//! - **One change at a time per file**: a plan claims its paths ([`claims`]) before its first
+//! - **One change at a time per file**: a plan claims its paths (`disk/claims.rs`) before its first
 //!   check and holds them until it is committed or rolled back, so concurrent calls in one process
 //!   (the lsp runs several) never interleave their base checks and renames on one file.
 //! - **Two phases**: [`TwoPhaseSink::begin`] applies a plan and keeps its undo log in a [`Pending`]
