@@ -28,6 +28,15 @@ pub(crate) enum Caller {
     Bridge,
 }
 
+/// Counts a call as answered when dropped.
+struct Answered<'a>(&'a Shared);
+
+impl Drop for Answered<'_> {
+    fn drop(&mut self) {
+        self.0.answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 impl Shared {
     /// Runs tool `name` of `profile`, retrying on a fresh snapshot while its edit conflicts with
     /// a buffer that changed meanwhile, and says where the changes went. Failures outside the
@@ -41,6 +50,8 @@ impl Shared {
         cancel: Cancel,
         caller: Caller,
     ) -> Result<CallResult, CallError> {
+        // Counted when answered, whichever way: the server gives back memory once none came for a while.
+        let _answered = Answered(self);
         let limits = &self.options.limits;
         let _turn = match tokio::time::timeout(limits.queue_timeout, self.calls.turn()).await {
             Ok(Ok(permit)) => permit,

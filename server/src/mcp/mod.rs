@@ -9,7 +9,7 @@
 mod batch;
 pub mod http;
 mod json;
-mod memory;
+pub mod memory;
 pub mod remote;
 mod roots;
 mod transport;
@@ -173,7 +173,7 @@ struct Inner {
 }
 
 /// How long `tether mcp` on stdio waits without a call before it returns free memory.
-const IDLE_RELEASE: Duration = Duration::from_secs(2);
+pub const IDLE_RELEASE: Duration = Duration::from_secs(2);
 
 /// How often a long tool call reports progress when the client asked for it.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(500);
