@@ -46,6 +46,7 @@ use crate::mcp::{memory, IDLE_RELEASE};
 pub use capabilities::{negotiate_encoding, ClientCaps};
 pub use options::{Limits, Options, ProfileLookup, SavePolicy};
 pub use server::Backend;
+pub use store::{DocState, Store, SyncError};
 pub use transport::{Numbered, Service};
 
 /// How many handlers tower-lsp runs at once in `tether lsp`: well above the tool calls allowed

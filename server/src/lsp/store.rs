@@ -112,12 +112,12 @@ pub struct Following {
 
 impl Following {
     /// The verdict so far.
-    pub fn verdict(&self) -> Verdict {
+    pub(crate) fn verdict(&self) -> Verdict {
         *self.verdict.borrow()
     }
 
     /// Waits until the verdict is no longer open, at most until `deadline`; returns it.
-    pub async fn decided(&mut self, deadline: tokio::time::Instant) -> Verdict {
+    pub(crate) async fn decided(&mut self, deadline: tokio::time::Instant) -> Verdict {
         let wait = self.verdict.wait_for(|v| *v != Verdict::Open);
         if let Ok(Ok(v)) = tokio::time::timeout_at(deadline, wait).await {
             return *v;
@@ -131,7 +131,7 @@ impl Following {
     }
 
     /// How to move a misplaced edit where it belongs, against the buffer as it is now.
-    pub fn repair(&self) -> Option<Repair> {
+    pub(crate) fn repair(&self) -> Option<Repair> {
         let mut repair = None;
         self.store.with_track(self.id, |f| repair = f.track.repair());
         repair
@@ -290,7 +290,7 @@ impl Store {
     /// Starts following an edit sent for the document at `path`, if it is still at `version`
     /// with change stamp `stamp` (the text the edit was computed on); `None` when it moved on, so
     /// the edit must not be sent. Follow before sending, so that no change it causes is missed.
-    pub fn follow(self: &Arc<Self>, path: &Path, version: i32, stamp: u64, sent: Sent) -> Option<Following> {
+    pub(crate) fn follow(self: &Arc<Self>, path: &Path, version: i32, stamp: u64, sent: Sent) -> Option<Following> {
         let mut inner = self.lock();
         let doc = inner.docs.get(path)?;
         if doc.version != version || doc.last_change != stamp {

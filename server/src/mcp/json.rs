@@ -20,22 +20,22 @@ use serde::ser::{
 };
 
 /// Strings at least this long are escaped by [`push_quoted`] rather than by serde_json.
-pub(crate) const LONG: usize = 16 << 10;
+pub const LONG: usize = 16 << 10;
 
 /// One serialised message, ending in a newline: pieces to write in order.
 #[derive(Debug)]
-pub(crate) struct Line(pub(crate) Vec<Vec<u8>>);
+pub struct Line(pub Vec<Vec<u8>>);
 
 impl Line {
-    /// The whole line in one buffer (for tests).
-    #[cfg(test)]
-    fn concat(&self) -> Vec<u8> {
+    /// The whole line in one buffer (for tests and the fuzz targets; the transport writes the
+    /// pieces one after another instead).
+    pub fn concat(&self) -> Vec<u8> {
         self.0.concat()
     }
 }
 
 /// `message` as one JSON line.
-pub(crate) fn to_line<T: Serialize + ?Sized>(message: &T) -> serde_json::Result<Line> {
+pub fn to_line<T: Serialize + ?Sized>(message: &T) -> serde_json::Result<Line> {
     let long = RefCell::new(Vec::new());
     let mut short = Vec::with_capacity(256);
     message.serialize(Strings { inner: &mut serde_json::Serializer::new(&mut short), long: &long, raw: false })?;
@@ -85,7 +85,7 @@ fn placeholder(k: usize) -> String {
 
 /// Appends `s` to `out` as a JSON string, quotes included, escaped exactly as serde_json does
 /// (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u00XX` for other control characters, nothing else).
-pub(crate) fn push_quoted(out: &mut Vec<u8>, s: &str) {
+pub fn push_quoted(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     // Source text has an escape (a newline) every few dozen bytes, two bytes each.
     out.reserve(bytes.len() + bytes.len() / 16 + 2);

@@ -8,13 +8,13 @@
 
 mod batch;
 pub mod http;
-mod json;
+pub mod json;
 pub mod memory;
 pub mod remote;
 mod roots;
 mod transport;
 
-pub(crate) use transport::LineTransport;
+pub use transport::{LineTransport, MAX_MESSAGE_BYTES};
 
 use std::future::Future;
 #[cfg(target_os = "linux")]

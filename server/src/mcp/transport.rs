@@ -43,7 +43,7 @@ use super::json;
 
 /// The largest message read from a line-delimited stream: a `write_file` of a 17 MiB text, or
 /// the reply to a 20 MiB read forwarded by the bridge, must arrive whole.
-pub(crate) const MAX_MESSAGE_BYTES: usize = 256 << 20;
+pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
 
 /// The read buffer: as large as `tether mcp` grows its stdin pipe (`widen_stdio_pipes`), so
 /// that a full pipe is emptied in one read.
@@ -53,7 +53,7 @@ const READ_BUFFER: usize = 1 << 20;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// MCP messages over a byte stream, one per line.
-pub(crate) struct LineTransport<Role: ServiceRole, R, W> {
+pub struct LineTransport<Role: ServiceRole, R, W> {
     read: BufReader<R>,
     line: Vec<u8>,
     /// The rest of an over-long line is being skipped.
@@ -67,7 +67,7 @@ pub(crate) struct LineTransport<Role: ServiceRole, R, W> {
 }
 
 /// What one side's messages tell the transport about batches.
-pub(crate) trait BatchRole: ServiceRole {
+pub trait BatchRole: ServiceRole {
     /// The protocol version a message this end sends agrees to: a server's initialize result.
     fn agreed_version(message: &TxJsonRpcMessage<Self>) -> Option<&ProtocolVersion>;
     /// The request a message this end reads cancels (`notifications/cancelled`).
@@ -169,13 +169,20 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     /// A transport reading messages from `read` and writing them to `write`.
-    pub(crate) fn new(read: R, write: W) -> Self {
+    pub fn new(read: R, write: W) -> Self {
+        LineTransport::with_limit(read, write, MAX_MESSAGE_BYTES)
+    }
+
+    /// A transport that skips every line longer than `max` bytes (its newline included), where
+    /// [`LineTransport::new`] allows [`MAX_MESSAGE_BYTES`]: for tests that send lines over the
+    /// limit without sending hundreds of MiB.
+    pub fn with_limit(read: R, write: W, max: usize) -> Self {
         LineTransport {
             read: BufReader::with_capacity(READ_BUFFER, read),
             line: Vec::new(),
             skipping: false,
             write: Arc::new(Mutex::new(Some(write))),
-            max: MAX_MESSAGE_BYTES,
+            max,
             batches: Batches { accepted: false, queue: VecDeque::new(), open: Vec::new() },
         }
     }
