@@ -23,7 +23,7 @@ use super::explain::Contrast;
 use super::view::Mapped;
 use super::TextChange;
 use crate::error::{Error, ErrorKind};
-use crate::text::convert_breaks;
+use crate::text::{convert_breaks, keep_breaks_apart};
 use crate::text::{LineEnding, LineIndex, Offset, SharedText};
 
 /// One way of finding `old_string` in a text.
@@ -284,10 +284,11 @@ pub fn replace(text: &str, old: &str, new: &str, replace_all: bool) -> Result<Re
         let changes = found
             .into_iter()
             .map(|r| {
-                let text = (strategy.adapt)(old, new, &hay[r.clone()]);
+                let written = (strategy.adapt)(old, new, &hay[r.clone()]);
                 let start = view.to_orig(r.start).unwrap_or(0);
                 let end = view.to_orig(r.end).unwrap_or(start);
-                TextChange::new(start, end, convert_breaks(&text, brk))
+                let written = keep_breaks_apart(convert_breaks(&written, brk), &text[..start], &text[end..]);
+                TextChange::new(start, end, written)
             })
             .collect();
         return Ok(Replaced { changes, strategy });

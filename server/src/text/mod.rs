@@ -199,6 +199,22 @@ pub fn convert_breaks<'a>(text: &'a str, brk: &str) -> Cow<'a, str> {
     Cow::Owned(out)
 }
 
+/// `text`, about to be written between `before` and `after`, with a line break at either end
+/// that would join the break next to it written as `\r\n`: a lone `\r` just before a `\n`, or a
+/// `\n` just after a lone `\r`, would make one `\r\n` of two breaks, and a line would vanish.
+/// (`\r` then `\r\n`, and `\r\n` then `\n`, stay two breaks.) Only a text with both kinds of
+/// break (a lone `\r` and a `\n`) can need it.
+pub fn keep_breaks_apart<'a>(text: Cow<'a, str>, before: &str, after: &str) -> Cow<'a, str> {
+    let mut text = text;
+    if before.ends_with('\r') && text.starts_with('\n') {
+        text.to_mut().insert(0, '\r');
+    }
+    if after.starts_with('\n') && text.ends_with('\r') {
+        text.to_mut().push('\n');
+    }
+    text
+}
+
 /// A text document held in a rope: an open editor buffer, or a file read for editing.
 ///
 /// It remembers how its bytes were encoded (encoding and BOM) so that it can be written back the
@@ -527,6 +543,23 @@ mod tests {
         }
         assert!(matches!(convert_breaks("a\r\nb\r\n", "\r\n"), Cow::Borrowed(_)));
         assert!(matches!(convert_breaks("a\nb", "\n"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn breaks_written_next_to_breaks_stay_apart() {
+        let table = [
+            ("x\r", "a", "\nb", "x\r\n"),
+            ("\nx", "a\r", "b", "\r\nx"),
+            ("\n", "a\r", "\nb", "\r\n"),
+            ("\r", "a\r", "\nb", "\r\n"),
+            ("x\r", "a", "b", "x\r"),
+            ("\nx", "a\r\n", "b", "\nx"),
+            ("\r\n", "a\r", "\nb", "\r\n"),
+            ("", "a\r", "\nb", ""),
+        ];
+        for (text, before, after, want) in table {
+            assert_eq!(keep_breaks_apart(Cow::Borrowed(text), before, after), want, "{text:?}");
+        }
     }
 
     #[test]

@@ -310,4 +310,20 @@ x = 1
             ("bin", json!({"old_string": "ELF", "new_string": "FLE"}), Err((IsBinary, "binary"))),
         ]);
     }
+
+    /// Found by the `edit_file` fuzz target: in a file with both lone `\r` and `\n` breaks, a
+    /// break written in the file's style next to a break of the other kind joined it into one
+    /// `\r\n`, and the line `new_string` added vanished.
+    #[test]
+    fn a_written_break_never_joins_the_break_next_to_it() {
+        let f = fixture("");
+        // Mostly lone `\r`: a break written as `\r` before the `\n` after `x`.
+        f.write("cr.txt", "a\rb\rc\rx\ny\r");
+        let args = json!({"path": "cr.txt", "old_string": "x", "new_string": "x\n"});
+        check_case(&f, &TOOL, "cr.txt", args, &Ok(("a\rb\rc\rx\r\n\ny\r", "edited cr.txt: 1 replacement")));
+        // Mostly `\n`: a break written as `\n` after the lone `\r` before `x`.
+        f.write("lf.txt", "a\nb\nc\rx\ny\n");
+        let args = json!({"path": "lf.txt", "old_string": "x", "new_string": "\nx"});
+        check_case(&f, &TOOL, "lf.txt", args, &Ok(("a\nb\nc\r\r\nx\ny\n", "edited lf.txt: 1 replacement")));
+    }
 }
