@@ -15,7 +15,8 @@
 //! Lines are compared without their line breaks, so a patch typed with `\n` applies to a CRLF
 //! file. Context lines keep the file's text (a fuzzy match does not rewrite them), and added lines
 //! get the file's line break. The file's final newline is kept unless a hunk reaching the end of
-//! the file says otherwise with `\ No newline at end of file`.
+//! the file says otherwise with `\ No newline at end of file`. Lines never join: a lone `\r` that
+//! would come to stand before an empty line's `\n` is written `\r\n`.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -24,7 +25,7 @@ use unicode_normalization::{is_nfc, UnicodeNormalization};
 
 use super::{quote, Hunk, HunkLine, LineKind, Placement};
 use crate::edit::view::fold_punctuation;
-use crate::text::{ends_with_newline, lines, LineEnding};
+use crate::text::{ends_with_newline, keep_breaks_apart, lines, LineEnding};
 
 /// How strictly a hunk line must equal a file line. The levels are the line-level forms of
 /// `edit_file`'s cascade (`edit::matcher`), strictest first.
@@ -423,7 +424,7 @@ fn build(file: &[(&str, &str)], placed: &[Placed<'_>], base: &str, brk: &str) ->
     out.extend_from_slice(&file[at..]);
     let last = out.len().saturating_sub(1);
     let mut s = String::with_capacity(base.len() + 64);
-    for (i, (content, b)) in out.into_iter().enumerate() {
+    for (i, &(content, b)) in out.iter().enumerate() {
         s.push_str(content);
         let b = match (i == last, b.is_empty()) {
             (false, true) => brk,
@@ -432,7 +433,10 @@ fn build(file: &[(&str, &str)], placed: &[Placed<'_>], base: &str, brk: &str) ->
             (true, true) => brk,
             (true, false) => b,
         };
-        s.push_str(b);
+        // A lone `\r` before an empty line's `\n` would make one break of two: the next line
+        // would vanish.
+        let next = out.get(i + 1).map_or("", |&(c, nb)| if c.is_empty() { nb } else { c });
+        s.push_str(&keep_breaks_apart(Cow::Borrowed(b), "", next));
     }
     s
 }

@@ -447,3 +447,14 @@ fn many_fuzzy_hunks_on_a_large_file() {
     assert_eq!(got.lines().count(), n);
     assert!(got.contains(&format!("{}\n", line(497).replace("value", "changed"))));
 }
+
+/// Found by the `patch` fuzz target: a line ending in a lone `\r` brought next to an empty line
+/// ending in `\n` (by removing the lines between them, or by adding a line in a file of lone `\r`
+/// breaks) made one `\r\n` of the two breaks, and the empty line vanished.
+#[test]
+fn lines_brought_together_keep_their_breaks_apart() {
+    let removed = apply("a\rx\n\nb\n", &udiff("@@ -1,2 +1 @@\n a\n-x\n"));
+    assert_eq!(removed.as_deref(), Ok("a\r\n\nb\n"));
+    let added = apply("a\rb\rc\rd\n\n", &udiff("@@ -4 +4,2 @@\n d\n+x\n"));
+    assert_eq!(added.as_deref(), Ok("a\rb\rc\rd\nx\r\n\n"));
+}
