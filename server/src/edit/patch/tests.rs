@@ -458,3 +458,15 @@ fn lines_brought_together_keep_their_breaks_apart() {
     let added = apply("a\rb\rc\rd\n\n", &udiff("@@ -4 +4,2 @@\n d\n+x\n"));
     assert_eq!(added.as_deref(), Ok("a\rb\rc\rd\nx\r\n\n"));
 }
+
+/// Found by the `patch` fuzz target: a removed line reading `-- a` and an added line reading
+/// `++ b` that end a hunk were taken for the next file's `---`/`+++` headers when another hunk
+/// followed, although the hunk's counts say they are its last lines.
+#[test]
+fn counted_lines_that_read_like_file_headers_stay_in_their_hunk() {
+    let patch = udiff("@@ -1,2 +1,2 @@\n x\n--- a\n+++ b\n@@ -4 +4 @@\n-z\n+Z\n");
+    assert_eq!(apply("x\n-- a\ny\nz\n", &patch).as_deref(), Ok("x\n++ b\ny\nZ\n"));
+    // Counts that the two lines do not complete still let a new file start there.
+    let files = parse("--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n x\n-y\n+Y\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-a\n+b\n");
+    assert_eq!(files.map(|f| f.len()), Ok(2));
+}

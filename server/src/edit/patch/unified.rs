@@ -11,7 +11,9 @@
 //! Hunk counts are not trusted: models miscount, so a hunk's body is every line that looks like
 //! one (` `, `-`, `+`, `\`, or empty) up to the next header, and the counts only decide whether a
 //! trailing blank line belongs to the hunk and whether a `--- x` line followed by `+++ y` starts
-//! a new file or removes a line that reads `-- x`.
+//! a new file or removes a line that reads `-- x` (and adds one that reads `++ y`): it starts a
+//! new file when the counts are met, or when a hunk follows and the two lines do not both complete
+//! the counts and lead to a hunk further down the same file.
 
 use super::{malformed, quote, FileChange, FilePatch, Hunk, HunkLine, LineKind, PatchLine, Placement};
 use crate::error::Result;
@@ -344,8 +346,15 @@ fn parse_hunk(lines: &[PatchLine<'_>], start: usize) -> Result<(Hunk, usize)> {
             break;
         }
         if t.starts_with("--- ") && lines.get(i + 1).is_some_and(|n| n.text.starts_with("+++ ")) {
-            let hunk_follows = lines.get(i + 2).is_some_and(|n| n.text.starts_with("@@"));
-            if counts_met || hunk_follows {
+            let next_hunk = lines.get(i + 2).filter(|n| n.text.starts_with("@@"));
+            // The two lines are this hunk's last removed and added lines when they complete its
+            // counts exactly and the hunk after them starts further down the same file.
+            let completes = old_len == Some(old_seen + 1) && new_len == Some(new_seen + 1);
+            let continues = match (numbers, next_hunk.map(|n| hunk_numbers(n.text))) {
+                (Some((a, _, _)), Some(Some((b, _, _)))) => old_len.is_some_and(|n| b + 1 >= a + n),
+                _ => false,
+            };
+            if counts_met || (next_hunk.is_some() && !(completes && continues)) {
                 break;
             }
         }
