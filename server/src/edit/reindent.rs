@@ -70,7 +70,8 @@ fn map_indent(
         return match unit {
             Some((n, file_unit)) => {
                 let (steps, rest) = (extra.len() / n, extra.len() % n);
-                format!("{file_base}{}{}", file_unit.repeat(steps), &extra[extra.len() - rest..])
+                let rest = &extra[char_floor(extra, extra.len() - rest)..];
+                format!("{file_base}{}{rest}", file_unit.repeat(steps))
             }
             None => format!("{file_base}{extra}"),
         };
@@ -82,10 +83,16 @@ fn map_indent(
             Some((n, file_unit)) => missing.div_ceil(n) * file_unit.len(),
             None => missing,
         };
-        return file_base[..file_base.len().saturating_sub(cut)].to_owned();
+        return file_base[..char_floor(file_base, file_base.len().saturating_sub(cut))].to_owned();
     }
     // Indented with other characters than `old_string` (tabs against spaces): keep it as typed.
     ni.to_owned()
+}
+
+/// The char boundary of `s` at or before byte `i`: indents are measured in bytes, and one may
+/// hold a multi-byte space (a no-break space is whitespace to `trim_start`).
+fn char_floor(s: &str, i: usize) -> usize {
+    (0..=i.min(s.len())).rev().find(|&b| s.is_char_boundary(b)).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -118,5 +125,15 @@ mod tests {
         for (old, new, found, want) in table {
             assert_eq!(reindent(old, new, found), want, "{old:?} -> {new:?} in {found:?}");
         }
+    }
+
+    /// Found by the `edit_file` fuzz target: an indent holding a no-break space (two bytes, and
+    /// whitespace to `trim_start`) was cut in the middle of it, a panic in `edit_file`.
+    #[test]
+    fn an_indent_is_never_cut_inside_a_char() {
+        // Shallower than the base: the file's indent loses three bytes of its four.
+        assert_eq!(reindent("   }", "x", "\u{a0}  }"), "x");
+        // Deeper than the base: what is left after whole units starts inside the no-break space.
+        assert_eq!(reindent("a\n  b", "a\n   \u{a0}c", "a\n    b"), "a\n        \u{a0}c");
     }
 }
