@@ -1,6 +1,6 @@
 //! Runs one target on input files: `cargo run -p tether-fuzz --example replay -- TARGET FILE...`,
-//! to reproduce and minimise what a fuzzer found. With `TETHER_FUZZ_DEBUG` set, the patch target
-//! also prints the files and sections it generated.
+//! to reproduce and minimise what a fuzzer found. With `TETHER_FUZZ_DEBUG` set, the patch and
+//! edit_file targets also print the case they generated.
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -70,6 +70,9 @@ pub fn check(data: &[u8]) {
         // edit_file refuses these before it matches (check_strings).
         return;
     }
+    if std::env::var_os("TETHER_FUZZ_DEBUG").is_some() {
+        eprintln!("text {text:?}\nold {old:?}\nnew {new:?}\nreplace_all {replace_all}");
+    }
     check_case(&text, &old, &new, replace_all);
 }
 
@@ -105,6 +108,22 @@ fn apart(new: &str, before: &str, after: &str) -> String {
     out
 }
 
+/// For every byte offset of `text` (and its end), the offset in the `\n` view (`model::lf`), where
+/// a `\r\n` is one byte: an offset inside a `\r\n` maps to the view's `\n`.
+fn view_offsets(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len() + 1);
+    let mut view = 0;
+    for i in 0..b.len() {
+        out.push(view);
+        if !(b[i] == b'\r' && b.get(i + 1) == Some(&b'\n')) {
+            view += 1;
+        }
+    }
+    out.push(view);
+    out
+}
+
 /// Runs the cascade on `text` and checks every invariant.
 fn check_case(text: &str, old: &str, new: &str, replace_all: bool) {
     let rope = SharedText::Rope(Rope::from_str(text));
@@ -130,7 +149,8 @@ fn check_case(text: &str, old: &str, new: &str, replace_all: bool) {
     let brk = if text.contains('\r') { LineEnding::detect(text).break_for(text) } else { "\n" };
     let new_text = model::with_breaks(&model::lf(new), brk);
     // The `\n`-view offset of each byte offset of `text` that starts a char.
-    let view_at = |at: usize| model::lf(&text[..at]).len();
+    let view_offsets = view_offsets(text);
+    let view_at = |at: usize| view_offsets[at];
     match (&on_str, replace_all) {
         (Ok(r), false) => {
             assert_eq!(r.changes.len(), 1, "one region");
@@ -191,23 +211,35 @@ fn check_case(text: &str, old: &str, new: &str, replace_all: bool) {
         end = e;
     }
     let result = apply_changes(text, &replaced.changes);
-    let removed: usize =
-        replaced.changes.iter().map(|c| model::breaks(&text[c.range.start.get()..c.range.end.get()])).sum();
-    let added: usize = replaced.changes.iter().map(|c| model::breaks(&c.text)).sum();
-    // Deleting what stands between a lone `\r` and a `\n` joins them, as asked; a break tether
-    // writes must never join a neighbour.
-    let joined = replaced
-        .changes
-        .iter()
-        .filter(|c| {
-            c.text.is_empty()
-                && text[..c.range.start.get()].ends_with('\r')
-                && text[c.range.end.get()..].starts_with('\n')
-        })
-        .count();
+    // The result is the untouched stretches and the written texts in turn. Where a stretch
+    // ending in a lone `\r` comes to meet one starting with `\n` (what stood between them
+    // deleted), the two join into one `\r\n`: that is the text asked for. A break tether writes
+    // must never join a neighbour.
+    let mut pieces: Vec<(&str, bool)> = Vec::new();
+    let mut at = 0;
+    for c in &replaced.changes {
+        pieces.push((&text[at..c.range.start.get()], false));
+        pieces.push((&c.text, true));
+        at = c.range.end.get();
+    }
+    pieces.push((&text[at..], false));
+    pieces.retain(|(p, _)| !p.is_empty());
+    let mut joins = 0;
+    for w in pieces.windows(2) {
+        let ((left, left_written), (right, right_written)) = (w[0], w[1]);
+        if left.ends_with('\r') && right.starts_with('\n') {
+            assert!(
+                !left_written && !right_written,
+                "a written break joins its neighbour: {text:?} with {:?} is {result:?}",
+                replaced.changes
+            );
+            joins += 1;
+        }
+    }
+    let expected: usize = pieces.iter().map(|(p, _)| model::breaks(p)).sum::<usize>() - joins;
     assert_eq!(
         model::breaks(&result),
-        model::breaks(text) - removed + added - joined,
+        expected,
         "line breaks merged or split at an edit's edges: {text:?} with {:?} is {result:?}",
         replaced.changes
     );
