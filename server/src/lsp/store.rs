@@ -166,8 +166,8 @@ impl Store {
 
     /// Applies one `didChange`: its content changes in order, then its version. A version not
     /// newer than the document's is refused, since applying it would reorder edits. `arrival` is
-    /// the notification's place among the messages read from the editor (see
-    /// [`Following::answered`]).
+    /// the notification's place among the messages read from the editor (see `Following::answered`,
+    /// which reads it).
     pub fn change<'t>(
         &self,
         uri: &Url,
