@@ -629,7 +629,7 @@ fn run(files: &BTreeMap<String, String>, patch: &str) -> Result<BTreeMap<String,
         .collect();
     let vfs = Vfs::new(ws, Arc::new(Overlay::from_docs(docs)));
     let (config, cancel) = (Config::default(), Cancel::default());
-    let ctx = Context { vfs: &vfs, config: &config, cancel: &cancel };
+    let ctx = Context { vfs: &vfs, config: &config, cancel: &cancel, editor: None };
     let args = ApplyPatchArgs { patch: patch.to_owned(), dry_run: false };
     let plan = match apply_patch(&ctx, args) {
         Ok(Output::Change { plan, .. }) => plan,

@@ -244,7 +244,7 @@ fn call(args: CallArgs) -> ExitCode {
         Err(e) => return fail(e.message()),
     };
     let vfs = Vfs::disk(Arc::new(ws));
-    let ctx = Context { vfs: &vfs, config: &config, cancel: &Cancel::default() };
+    let ctx = Context { vfs: &vfs, config: &config, cancel: &Cancel::default(), editor: None };
     if let Some(dir) = &args.workspace {
         match profile.call(&ctx, &DiskSink, "set_workspace", serde_json::json!({ "path": dir })) {
             Ok(r) if !r.is_error => {}

@@ -18,6 +18,9 @@ pub struct Config {
     /// The programs an allow-listed command runner may start, replacing its profile's own list
     /// (`None`: the profile's list).
     pub allowed_commands: Option<Vec<String>>,
+    /// An editor runs tether (`tether lsp`, or a `tether mcp` attached to one), so the tools that
+    /// answer from its knowledge (diagnostics, selection, symbols) are served.
+    pub editor: bool,
 }
 
 impl Default for Config {
@@ -27,6 +30,7 @@ impl Default for Config {
             max_grep_file_bytes: 50 * 1024 * 1024,
             read_only: false,
             allowed_commands: None,
+            editor: false,
         }
     }
 }

@@ -47,11 +47,15 @@ pub enum ErrorKind {
     CommandNotAllowed,
     /// The caller cancelled the call.
     Cancelled,
+    /// The operation needs something this server does not have: an editor's knowledge (its
+    /// diagnostics, selection or language servers) when no editor, or one that does not forward
+    /// it, runs tether.
+    Unsupported,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ErrorKind; 18] = [
+    pub const ALL: [ErrorKind; 19] = [
         ErrorKind::NotFound,
         ErrorKind::NotAFile,
         ErrorKind::NotADirectory,
@@ -70,6 +74,7 @@ impl ErrorKind {
         ErrorKind::OutputLimit,
         ErrorKind::CommandNotAllowed,
         ErrorKind::Cancelled,
+        ErrorKind::Unsupported,
     ];
 
     /// The snake_case name used on the wire by the `standard` profile.
@@ -93,6 +98,7 @@ impl ErrorKind {
             ErrorKind::OutputLimit => "output_limit",
             ErrorKind::CommandNotAllowed => "command_not_allowed",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Unsupported => "unsupported",
         }
     }
 }

@@ -9,11 +9,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::editor::LspEditor;
+use super::knowledge::report_json;
 use super::shared::Shared;
 use super::sink::{Delivered, EditorSink};
 use crate::config::Cancel;
 use crate::error::{Error, ErrorKind};
-use crate::profiles::{CallError, CallResult, Profile};
+use crate::profiles::{CallError, CallResult, Item, Profile, DIAGNOSTICS_ARGUMENT};
 use crate::sink::Applied;
 use crate::tools::Context;
 
@@ -69,12 +71,20 @@ impl Shared {
         };
         let max = limits.max_attempts.max(1);
         let mut attempt = 1;
+        // The problems known before the change, to tell what it introduced and resolved.
+        let wants_diagnostics = self.caps().diagnostics
+            && self.after_change().enabled
+            && args.get(DIAGNOSTICS_ARGUMENT) != Some(&Value::Bool(false));
+        let before = if wants_diagnostics { self.diagnostics.all() } else { Vec::new() };
         loop {
             let (mut result, delivered) =
                 self.attempt(profile.clone(), name.clone(), args.clone(), cancel.clone(), attempt == max, caller).await;
             if !delivered.retry || attempt >= max || cancel.is_cancelled() {
                 if let (Ok(r), Some(applied)) = (&mut result, &delivered.applied) {
                     say_where(r, applied, profile.as_ref(), caller);
+                    if wants_diagnostics && !r.is_error && !delivered.edited.is_empty() {
+                        self.add_diagnostics(r, &delivered.edited, &before, &cancel).await;
+                    }
                 }
                 return result;
             }
@@ -104,8 +114,9 @@ impl Shared {
                 );
                 return (Ok(profile.error_result(&e)), Delivered::default());
             };
-            let sink = EditorSink::new(shared.clone(), handle, &name, last, caller == Caller::Editor);
-            let ctx = Context { vfs: &vfs, config: &shared.options.config, cancel: &cancel };
+            let sink = EditorSink::new(shared.clone(), handle.clone(), &name, last, caller == Caller::Editor);
+            let editor = LspEditor::new(shared.clone(), handle);
+            let ctx = Context { vfs: &vfs, config: &shared.options.config, cancel: &cancel, editor: Some(&editor) };
             let result = profile.call(&ctx, &sink, &name, args);
             (result, sink.delivered())
         });
@@ -118,6 +129,47 @@ impl Shared {
                 (Ok(fallback.error_result(&e)), Delivered::default())
             }
         }
+    }
+}
+
+impl Shared {
+    /// Ends `result` with the problems the change introduced in and resolved from each edited
+    /// open document, as the editor's language servers report them for the changed version (or
+    /// later), in a content item of its own so that a contract's own text stays as it is. A
+    /// document no language server has reported on is not waited for.
+    async fn add_diagnostics(
+        &self,
+        result: &mut CallResult,
+        edited: &[(std::path::PathBuf, i32)],
+        before: &[crate::tools::knowledge::Reported],
+        cancel: &Cancel,
+    ) {
+        let known = |p: &std::path::Path| before.iter().any(|r| r.path == p) || self.diagnostics.get(p).is_some();
+        let mut docs: Vec<(std::path::PathBuf, i32)> = edited.iter().filter(|(p, _)| known(p)).cloned().collect();
+        docs.dedup_by(|a, b| a.0 == b.0);
+        if docs.is_empty() {
+            return;
+        }
+        let wait = self.after_change().wait;
+        let started = std::time::Instant::now();
+        let settled = self.diagnostics.settle(&docs, wait).await;
+        let Some(vfs) = self.snapshot() else { return };
+        let ctx = Context { vfs: &vfs, config: &self.options.config, cancel, editor: None };
+        let reports: Vec<Value> = docs
+            .iter()
+            .zip(&settled)
+            .map(|((path, base), after)| {
+                let old = before.iter().find(|r| &r.path == path);
+                report_json(&ctx, path, *base, old, after.as_ref(), started.elapsed())
+            })
+            .collect();
+        let text = serde_json::json!({ "diagnostics_after_change": reports }).to_string();
+        if result.items.is_empty() {
+            result.items.push(Item::Text(result.text.clone()));
+        }
+        result.items.push(Item::Text(text.clone()));
+        result.text.push_str("\n\n");
+        result.text.push_str(&text);
     }
 }
 

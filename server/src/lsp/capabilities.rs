@@ -25,6 +25,12 @@ pub struct ClientCaps {
     pub save_documents: bool,
     /// `window.workDoneProgress`: the server may create progress tokens.
     pub work_done_progress: bool,
+    /// `experimental.tether.diagnostics`: the client sends `tether/publishDiagnostics`.
+    pub diagnostics: bool,
+    /// `experimental.tether.editorContext`: the client answers `tether/editorContext`.
+    pub editor_context: bool,
+    /// `experimental.tether.languageRequests`: the client answers `tether/languageRequest`.
+    pub language_requests: bool,
 }
 
 impl Default for ClientCaps {
@@ -37,6 +43,9 @@ impl Default for ClientCaps {
             delete: false,
             save_documents: false,
             work_done_progress: false,
+            diagnostics: false,
+            editor_context: false,
+            language_requests: false,
         }
     }
 }
@@ -49,20 +58,24 @@ impl ClientCaps {
         // Resource operations exist only inside `documentChanges`, so a client announcing them
         // takes `documentChanges` (Neovim 0.11 announces the one and not the other).
         let document_changes = edit.and_then(|e| e.document_changes).unwrap_or(false) || !ops.is_empty();
-        let save_documents = caps
-            .experimental
-            .as_ref()
-            .and_then(|e| e.get(protocol::CAPABILITY_KEY))
-            .and_then(|t| t.get(protocol::SAVE_DOCUMENTS_CAPABILITY))
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(false);
+        let ours = |name: &str| {
+            caps.experimental
+                .as_ref()
+                .and_then(|e| e.get(protocol::CAPABILITY_KEY))
+                .and_then(|t| t.get(name))
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false)
+        };
         ClientCaps {
             encoding: negotiate_encoding(caps.general.as_ref().and_then(|g| g.position_encodings.as_deref())),
             document_changes,
             rename: ops.contains(&ResourceOperationKind::Rename),
             delete: ops.contains(&ResourceOperationKind::Delete),
-            save_documents,
+            save_documents: ours(protocol::SAVE_DOCUMENTS_CAPABILITY),
             work_done_progress: caps.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
+            diagnostics: ours(protocol::DIAGNOSTICS_CAPABILITY),
+            editor_context: ours(protocol::EDITOR_CONTEXT_CAPABILITY),
+            language_requests: ours(protocol::LANGUAGE_REQUESTS_CAPABILITY),
         }
     }
 }
@@ -149,7 +162,7 @@ mod tests {
             "workspace": {"workspaceEdit": {"documentChanges": true, "resourceOperations": ["rename", "create"]}},
             "window": {"workDoneProgress": true},
             "general": {"positionEncodings": ["utf-8"]},
-            "experimental": {"tether": {"saveDocuments": true}},
+            "experimental": {"tether": {"saveDocuments": true, "diagnostics": true, "languageRequests": true}},
         }))
         .expect("caps");
         let c = ClientCaps::new(&caps);
@@ -162,6 +175,9 @@ mod tests {
                 delete: false,
                 save_documents: true,
                 work_done_progress: true,
+                diagnostics: true,
+                editor_context: false,
+                language_requests: true,
             }
         );
         // Resource operations imply documentChanges, as in Neovim 0.11's capabilities.

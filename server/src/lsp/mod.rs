@@ -20,7 +20,9 @@ mod calls;
 mod capabilities;
 mod convert;
 mod delivery;
+mod editor;
 mod handlers;
+mod knowledge;
 mod logging;
 mod ops;
 mod options;
@@ -57,6 +59,7 @@ pub const CONCURRENCY_LEVEL: usize = 64;
 pub fn service(options: Options) -> (Service, ClientSocket) {
     let (service, socket) = LspService::build(|client| Backend::new(client, options))
         .custom_method(protocol::DEBUG_DOCUMENT, Backend::debug_document)
+        .custom_method(protocol::PUBLISH_DIAGNOSTICS, Backend::publish_diagnostics)
         .finish();
     (Service::new(service), socket)
 }

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tower_lsp::lsp_types::Url;
+use tower_lsp::lsp_types::{Diagnostic, Range, Url};
 
 /// `workspace/executeCommand` command that runs one tool.
 pub const CALL_TOOL: &str = "tether.callTool";
@@ -16,27 +16,41 @@ pub const COMMANDS: &[&str] = &[CALL_TOOL, LIST_TOOLS];
 
 /// Server-to-client request: save these documents.
 pub const SAVE_DOCUMENTS: &str = "tether/saveDocuments";
+/// Server-to-client request: what the user is looking at.
+pub const EDITOR_CONTEXT: &str = "tether/editorContext";
+/// Server-to-client request: ask the editor's other language servers.
+pub const LANGUAGE_REQUEST: &str = "tether/languageRequest";
 /// Client-to-server request (debugging and tests only): a document as the server holds it.
 pub const DEBUG_DOCUMENT: &str = "tether/debugDocument";
+/// Client-to-server notification: one document's diagnostics from the editor's language servers.
+pub const PUBLISH_DIAGNOSTICS: &str = "tether/publishDiagnostics";
 /// The custom methods the server handles (client to server).
-pub const SERVER_METHODS: &[&str] = &[DEBUG_DOCUMENT];
+pub const SERVER_METHODS: &[&str] = &[PUBLISH_DIAGNOSTICS, DEBUG_DOCUMENT];
 /// The custom methods the server sends (server to client).
-pub const CLIENT_METHODS: &[&str] = &[SAVE_DOCUMENTS];
+pub const CLIENT_METHODS: &[&str] = &[SAVE_DOCUMENTS, EDITOR_CONTEXT, LANGUAGE_REQUEST];
 
 /// `initializationOptions` key: the save policy, `"clean"` or `"never"`.
 pub const SAVE_OPTION: &str = "save";
+/// `initializationOptions` key: the diagnostics a change reports (`afterChange`, `wait`).
+pub const DIAGNOSTICS_OPTION: &str = "diagnostics";
 /// Every `initializationOptions` key the server reads.
-pub const INIT_OPTIONS: &[&str] = &[SAVE_OPTION];
+pub const INIT_OPTIONS: &[&str] = &[DIAGNOSTICS_OPTION, SAVE_OPTION];
 
 /// The key under `experimental` (in client and server capabilities) where tether's own
 /// capabilities live.
 pub const CAPABILITY_KEY: &str = "tether";
 /// The client capability, under `experimental.tether`, announcing `tether/saveDocuments`.
 pub const SAVE_DOCUMENTS_CAPABILITY: &str = "saveDocuments";
+/// The client capability, under `experimental.tether`, announcing `tether/publishDiagnostics`.
+pub const DIAGNOSTICS_CAPABILITY: &str = "diagnostics";
+/// The client capability, under `experimental.tether`, announcing `tether/editorContext`.
+pub const EDITOR_CONTEXT_CAPABILITY: &str = "editorContext";
+/// The client capability, under `experimental.tether`, announcing `tether/languageRequest`.
+pub const LANGUAGE_REQUESTS_CAPABILITY: &str = "languageRequests";
 /// The server capability, under `experimental.tether`, giving this protocol's version.
 pub const PROTOCOL_VERSION_CAPABILITY: &str = "protocolVersion";
 /// The version of this protocol, announced in `experimental.tether.protocolVersion`.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The one argument of `tether.callTool`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -106,4 +120,114 @@ pub struct DebugDocument {
     pub text: String,
     /// Whether the server believes it has unsaved changes.
     pub dirty: bool,
+}
+
+/// Parameters of `tether/publishDiagnostics` (client to server).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishDiagnosticsParams {
+    /// The document.
+    pub uri: Url,
+    /// The document version the diagnostics were computed for, when known.
+    #[serde(default)]
+    pub version: Option<i32>,
+    /// The unit of the ranges' characters (`utf-8`, `utf-16`, `utf-32`); absent: the
+    /// connection's.
+    #[serde(default)]
+    pub position_encoding: Option<String>,
+    /// The document's diagnostics, whole.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// `tether/editorContext` (server to client).
+#[derive(Debug)]
+pub enum EditorContext {}
+
+/// Result of `tether/editorContext`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditorContextResult {
+    /// The unit of every range's characters; absent: the connection's.
+    #[serde(default)]
+    pub position_encoding: Option<String>,
+    /// The visible editors.
+    #[serde(default)]
+    pub editors: Vec<VisibleEditor>,
+}
+
+/// One visible editor in `tether/editorContext`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VisibleEditor {
+    /// Its document.
+    pub uri: Url,
+    /// The document's version, when the client knows it.
+    #[serde(default)]
+    pub version: Option<i32>,
+    /// Whether it has the focus.
+    #[serde(default)]
+    pub active: bool,
+    /// Its selections, primary first.
+    #[serde(default)]
+    pub selections: Vec<Selection>,
+    /// The ranges on screen.
+    #[serde(default)]
+    pub visible_ranges: Vec<Range>,
+}
+
+/// A selection (a cursor when empty) and the text it holds.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct Selection {
+    /// Where it is.
+    pub range: Range,
+    /// The selected text.
+    #[serde(default)]
+    pub text: String,
+}
+
+impl tower_lsp::lsp_types::request::Request for EditorContext {
+    type Params = Value;
+    type Result = EditorContextResult;
+    const METHOD: &'static str = EDITOR_CONTEXT;
+}
+
+/// `tether/languageRequest` (server to client).
+#[derive(Debug)]
+pub enum LanguageRequest {}
+
+/// Parameters of `tether/languageRequest`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub struct LanguageRequestParams {
+    /// The LSP method to ask the editor's other language servers.
+    pub method: String,
+    /// That method's params.
+    pub params: Value,
+}
+
+/// Result of `tether/languageRequest`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LanguageRequestResult {
+    /// The unit of every position's character in `result`; absent: the connection's.
+    #[serde(default)]
+    pub position_encoding: Option<String>,
+    /// The language servers that answered.
+    #[serde(default)]
+    pub servers: Vec<String>,
+    /// `false` while a server is still indexing.
+    #[serde(default = "yes")]
+    pub complete: bool,
+    /// The merged answer, in the method's result shape.
+    #[serde(default)]
+    pub result: Value,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl tower_lsp::lsp_types::request::Request for LanguageRequest {
+    type Params = LanguageRequestParams;
+    type Result = LanguageRequestResult;
+    const METHOD: &'static str = LANGUAGE_REQUEST;
 }

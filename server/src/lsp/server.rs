@@ -15,7 +15,7 @@ use tower_lsp::{Client, LanguageServer};
 use super::admission::Calls;
 use super::handlers;
 use super::options::Options;
-use super::protocol::{DebugDocument, DebugDocumentParams};
+use super::protocol::{DebugDocument, DebugDocumentParams, PublishDiagnosticsParams};
 use super::shared::Shared;
 
 /// The language server: tower-lsp calls its methods; each one hands over to its handler file.
@@ -59,6 +59,11 @@ impl Backend {
     /// `tether/debugDocument`: a document as the server holds it (debugging and tests only).
     pub async fn debug_document(&self, params: DebugDocumentParams) -> RpcResult<Option<DebugDocument>> {
         Ok(handlers::debug_document::handle(&self.shared, params))
+    }
+
+    /// `tether/publishDiagnostics`: one document's diagnostics from the editor's other servers.
+    pub async fn publish_diagnostics(&self, params: PublishDiagnosticsParams) {
+        handlers::publish_diagnostics::handle(&self.shared, params);
     }
 }
 

@@ -13,6 +13,7 @@ use tower_lsp::Client;
 use super::admission::Calls;
 use super::arrivals::Arrivals;
 use super::capabilities::ClientCaps;
+use super::knowledge::{AfterChange, Diagnostics};
 use super::options::{Options, SavePolicy};
 use super::store::Store;
 use crate::profiles::Profile;
@@ -38,6 +39,10 @@ pub(crate) struct Shared {
     caps: OnceLock<ClientCaps>,
     /// The save policy the editor chose in `initializationOptions`, if any.
     save: OnceLock<SavePolicy>,
+    /// The diagnostics the editor forwards.
+    pub diagnostics: Diagnostics,
+    /// How the editor set up the diagnostics a change reports, if it did.
+    after_change: OnceLock<AfterChange>,
     /// Whether `shutdown` was received.
     shut_down: AtomicBool,
     /// Tool calls answered so far, so that an idle server can give back memory.
@@ -52,7 +57,10 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// The state of a server talking to the editor through `client`, before `initialize`.
-    pub fn new(client: Client, options: Options, calls: Calls) -> Shared {
+    pub fn new(client: Client, mut options: Options, calls: Calls) -> Shared {
+        // An editor runs this server: the tools that ask it are served (and say `unsupported`
+        // when it does not forward what they need).
+        options.config.editor = true;
         Shared {
             client,
             store: Arc::default(),
@@ -62,6 +70,8 @@ impl Shared {
             calls,
             caps: OnceLock::new(),
             save: OnceLock::new(),
+            diagnostics: Diagnostics::default(),
+            after_change: OnceLock::new(),
             shut_down: AtomicBool::new(false),
             answered: AtomicU64::new(0),
             roots: Mutex::new((Vec::new(), None)),
@@ -98,6 +108,17 @@ impl Shared {
     /// Records the editor's save policy; only `initialize` calls this, once.
     pub fn set_save_policy(&self, save: SavePolicy) {
         let _ = self.save.set(save);
+    }
+
+    /// The diagnostics a change reports: the editor's setup, else the defaults.
+    pub fn after_change(&self) -> AfterChange {
+        self.after_change.get().copied().unwrap_or_default()
+    }
+
+    /// Records the editor's setup of the diagnostics a change reports; only `initialize` calls
+    /// this, once.
+    pub fn set_after_change(&self, after: AfterChange) {
+        let _ = self.after_change.set(after);
     }
 
     /// The current workspace, if the editor opened any folder.

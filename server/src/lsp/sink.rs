@@ -52,6 +52,9 @@ pub(crate) struct Delivered {
     /// Whether the plan met a buffer that changed meanwhile, so that running the tool again on a
     /// fresh snapshot may succeed.
     pub retry: bool,
+    /// Each open document the plan sent the editor an edit for (its real path), with the version
+    /// the edit was made against: its diagnostics must be for a later one.
+    pub edited: Vec<(std::path::PathBuf, i32)>,
 }
 
 /// The sink of one attempt of one tool call inside `tether lsp`.
@@ -130,6 +133,7 @@ impl EditorSink {
                     (Origin::Buffer { version, stamp, .. }, Some(doc))
                         if doc.version == version && doc.last_change == stamp =>
                     {
+                        self.delivery_state().edited.push((path.real().to_path_buf(), doc.version));
                         Some(EditorOp::Edit(doc_edit(path, doc, base.text.clone(), changes.clone())))
                     }
                     (Origin::Buffer { version, .. }, Some(doc)) => {
@@ -162,6 +166,7 @@ impl EditorSink {
                         .with_path(path.given()));
                     }
                     Some(doc) => {
+                        self.delivery_state().edited.push((path.real().to_path_buf(), doc.version));
                         let base_text = SharedText::Rope(doc.rope.clone());
                         let changes = minimal_changes(&base_text.to_str(), text);
                         Some(EditorOp::Edit(doc_edit(path, doc, base_text, changes)))

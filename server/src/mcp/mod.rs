@@ -100,7 +100,7 @@ pub async fn run_local(vfs: Vfs, sink: Arc<dyn Sink>, call: ToolCall) -> Result<
     let ToolCall { profile, config, name, args, cancel, quick, .. } = call;
     let fallback = profile.clone();
     let run = move || {
-        let ctx = Context { vfs: &vfs, config: &config, cancel: &cancel };
+        let ctx = Context { vfs: &vfs, config: &config, cancel: &cancel, editor: None };
         profile.call(&ctx, sink.as_ref(), &name, args)
     };
     let outcome = if quick {
@@ -443,6 +443,7 @@ pub fn run_stdio(
     workspace: Workspace,
     connector: Option<Arc<dyn remote::Connector>>,
 ) -> anyhow::Result<()> {
+    let mut config = config;
     memory::keep_large_buffers();
     // One thread serves the protocol and runs the quick tools; the rest go to the blocking pool.
     // A message then never crosses threads on its way in or out, which halves a small call.
@@ -453,6 +454,8 @@ pub fn run_stdio(
             Some(connector) => {
                 let host = remote::AttachedHost::new(disk, connector);
                 host.try_attach().await;
+                // Attached to an editor's lsp: its knowledge tools are served (they run there).
+                config.editor = host.is_attached().await;
                 Arc::new(host)
             }
             None => Arc::new(disk),

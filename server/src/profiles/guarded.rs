@@ -531,7 +531,7 @@ plain
         let overlay = Overlay::from_docs(BTreeMap::from([(real, open)]));
         let ws = crate::workspace::Workspace::new([f.dir.path()]).expect("workspace");
         let vfs = Vfs::new(Arc::new(ws), Arc::new(overlay));
-        let ctx = Context { vfs: &vfs, config: &f.config, cancel: &Cancel::default() };
+        let ctx = Context { vfs: &vfs, config: &f.config, cancel: &Cancel::default(), editor: None };
         for (name, args, _) in &calls {
             assert_eq!(refused(&ctx, &Unreachable, name, args.clone()).0, "OutsideRoot", "{name} {args}");
         }

@@ -22,7 +22,7 @@ use crate::tools::{Context, Effects};
 pub use coder::Coder;
 pub use explorer::Explorer;
 pub use guarded::Guarded;
-pub use standard::Standard;
+pub use standard::{Standard, DIAGNOSTICS_ARGUMENT};
 pub use toolkit::Toolkit;
 
 /// A tool as a profile lists it.

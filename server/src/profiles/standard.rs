@@ -21,13 +21,12 @@ impl Profile for Standard {
     }
 
     fn tools(&self, config: &Config) -> Vec<ToolInfo> {
-        tools::ALL
-            .iter()
+        served(config)
             .filter(|t| t.effects.read_only || !config.read_only)
             .map(|t| ToolInfo {
                 name: t.name,
                 description: t.description,
-                input_schema: (t.schema)(),
+                input_schema: schema(t, config),
                 effects: t.effects,
                 quick: t.quick,
             })
@@ -38,10 +37,17 @@ impl Profile for Standard {
         true
     }
 
-    fn call(&self, ctx: &Context<'_>, sink: &dyn Sink, name: &str, args: Value) -> Result<CallResult, CallError> {
-        let tool = tools::find(name)
+    fn call(&self, ctx: &Context<'_>, sink: &dyn Sink, name: &str, mut args: Value) -> Result<CallResult, CallError> {
+        let tool = served(ctx.config)
+            .find(|t| t.name == name)
             .filter(|t| t.effects.read_only || !ctx.config.read_only)
             .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
+        if ctx.config.editor && !tool.effects.read_only {
+            // Read by the editor's call path (`lsp/calls.rs`), not by the tool.
+            if let Some(o) = args.as_object_mut() {
+                o.remove(DIAGNOSTICS_ARGUMENT);
+            }
+        }
         Ok(match (tool.run)(ctx, args) {
             Ok(Output::Text(text)) => CallResult { text, structured: None, items: Vec::new(), is_error: false },
             Ok(Output::Json(v)) => {
@@ -54,6 +60,34 @@ impl Profile for Standard {
             Err(e) => error_result(&e),
         })
     }
+}
+
+/// The argument that turns off the diagnostics a change reports, on every tool that changes files
+/// when an editor runs tether.
+pub const DIAGNOSTICS_ARGUMENT: &str = "diagnostics";
+
+/// The core tools, and with an editor those that answer from its knowledge.
+fn served(config: &Config) -> impl Iterator<Item = &'static tools::Tool> + Clone {
+    let knowledge: &[tools::Tool] = if config.editor { tools::knowledge::ALL } else { &[] };
+    tools::ALL.iter().chain(knowledge)
+}
+
+/// `tool`'s schema; with an editor, a tool that changes files also takes `diagnostics`.
+fn schema(tool: &tools::Tool, config: &Config) -> Value {
+    let mut schema = (tool.schema)();
+    if config.editor && !tool.effects.read_only {
+        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            props.insert(
+                DIAGNOSTICS_ARGUMENT.to_owned(),
+                json!({
+                    "type": "boolean",
+                    "description": "Report the problems the editor's language servers find in the changed open \
+                                    files after the change (default true); false answers without waiting for them."
+                }),
+            );
+        }
+    }
+    schema
 }
 
 /// The standard error result for `e`.

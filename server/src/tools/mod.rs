@@ -14,6 +14,7 @@ pub mod explore;
 pub mod glob;
 pub mod grep;
 pub mod insert;
+pub mod knowledge;
 pub mod list_dir;
 pub mod mkdir;
 pub mod r#move;
@@ -38,7 +39,7 @@ use crate::error::{Error, Result};
 use crate::vfs::Vfs;
 
 /// What a tool call sees: the read view, the run's configuration, and its cancellation signal.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Context<'a> {
     /// The read view (buffers over disk) of this call.
     pub vfs: &'a Vfs,
@@ -46,6 +47,18 @@ pub struct Context<'a> {
     pub config: &'a Config,
     /// Set when the caller gives up on the call; long tools poll it and stop early.
     pub cancel: &'a Cancel,
+    /// The editor running tether, when one does: what its language servers know
+    /// ([`knowledge`]'s tools ask it).
+    pub editor: Option<&'a dyn knowledge::Editor>,
+}
+
+impl std::fmt::Debug for Context<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("config", self.config)
+            .field("editor", &self.editor.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// A successful tool result.

@@ -62,7 +62,7 @@ pub fn fixture(text: &str) -> Fixture {
 impl Fixture {
     /// The context a tool call on this fixture runs with.
     pub fn ctx(&self) -> Context<'_> {
-        Context { vfs: &self.vfs, config: &self.config, cancel: &self.cancel }
+        Context { vfs: &self.vfs, config: &self.config, cancel: &self.cancel, editor: None }
     }
 
     /// Writes raw bytes to `path` inside the fixture.

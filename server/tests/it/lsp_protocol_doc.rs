@@ -37,7 +37,7 @@ fn every_heading_belongs_to_a_known_section() {
     let sections = [
         "Commands",
         "Requests from the server to the client",
-        "Requests from the client to the server",
+        "Requests and notifications from the client to the server",
         "Capabilities",
         "Initialization options",
     ];
@@ -50,10 +50,16 @@ fn every_heading_belongs_to_a_known_section() {
 fn documented_names_are_the_code_constants() {
     assert_eq!(documented("Commands"), set(protocol::COMMANDS));
     assert_eq!(documented("Requests from the server to the client"), set(protocol::CLIENT_METHODS));
-    assert_eq!(documented("Requests from the client to the server"), set(protocol::SERVER_METHODS));
+    assert_eq!(documented("Requests and notifications from the client to the server"), set(protocol::SERVER_METHODS));
     let key = |name: &str| format!("experimental.{}.{name}", protocol::CAPABILITY_KEY);
-    let caps: BTreeSet<String> =
-        [key(protocol::SAVE_DOCUMENTS_CAPABILITY), key(protocol::PROTOCOL_VERSION_CAPABILITY)].into();
+    let caps: BTreeSet<String> = [
+        key(protocol::SAVE_DOCUMENTS_CAPABILITY),
+        key(protocol::DIAGNOSTICS_CAPABILITY),
+        key(protocol::EDITOR_CONTEXT_CAPABILITY),
+        key(protocol::LANGUAGE_REQUESTS_CAPABILITY),
+        key(protocol::PROTOCOL_VERSION_CAPABILITY),
+    ]
+    .into();
     assert_eq!(documented("Capabilities"), caps);
     assert_eq!(documented("Initialization options"), set(protocol::INIT_OPTIONS));
 }
@@ -63,6 +69,17 @@ async fn the_server_does_what_the_doc_names() {
     let s = Session::start(Setup {
         files: "//- a.txt\nalpha\n",
         script: editor_script(Strictness::Strict, ChangeOrder::AfterAnswer),
+        // Every client capability the doc names.
+        capabilities: {
+            let mut caps = crate::lsp_support::neovim_capabilities();
+            for cap in documented("Capabilities") {
+                let name = cap.rsplit('.').next().expect("name").to_owned();
+                if name != protocol::PROTOCOL_VERSION_CAPABILITY {
+                    caps["experimental"]["tether"][name] = json!(true);
+                }
+            }
+            caps
+        },
         ..Setup::default()
     })
     .await;
@@ -83,7 +100,19 @@ async fn the_server_does_what_the_doc_names() {
         s.execute(&command, args).await.unwrap_or_else(|e| panic!("{command}: {e}"));
     }
     // The custom methods it handles.
-    for method in documented("Requests from the client to the server") {
+    for method in documented("Requests and notifications from the client to the server") {
+        if method == protocol::PUBLISH_DIAGNOSTICS {
+            // A notification: the diagnostics tool then lists what it carried.
+            s.client.send(
+                json!({"jsonrpc": "2.0", "method": method, "params": {"uri": s.uri("a.txt"), "version": null,
+                "diagnostics": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5}},
+                                 "message": "documented"}]}}),
+            );
+            let r = s.execute(protocol::CALL_TOOL, vec![json!({"tool": "diagnostics", "profile": "standard"})]).await;
+            let r = r.expect("diagnostics");
+            assert!(r.to_string().contains("documented"), "{method}: {r}");
+            continue;
+        }
         let r = s.client.request(&method, json!({"uri": s.uri("a.txt")})).await;
         assert!(r.is_ok(), "{method}: {r:?}");
     }
@@ -93,7 +122,7 @@ async fn the_server_does_what_the_doc_names() {
     let server_caps: BTreeSet<String> = documented("Capabilities")
         .into_iter()
         .filter_map(|c| c.rsplit('.').next().map(str::to_owned))
-        .filter(|k| k != protocol::SAVE_DOCUMENTS_CAPABILITY)
+        .filter(|k| k == protocol::PROTOCOL_VERSION_CAPABILITY)
         .collect();
     assert_eq!(keys, server_caps);
     assert_eq!(ours[protocol::PROTOCOL_VERSION_CAPABILITY], json!(protocol::PROTOCOL_VERSION));
@@ -102,6 +131,11 @@ async fn the_server_does_what_the_doc_names() {
     let ops = json!({"ops": [{"op": "replace", "path": "a.txt", "old": "alpha", "new": "beta"}]});
     let r = s.call("plan", ops).await.expect("result");
     assert_eq!(r["isError"], Value::Bool(false), "{r}");
+    for tool in [json!({"tool": "editor_context"}), json!({"tool": "symbols", "arguments": {"query": "x"}})] {
+        let mut call = tool.clone();
+        call["profile"] = json!("standard");
+        s.execute(protocol::CALL_TOOL, vec![call]).await.unwrap_or_else(|e| panic!("{tool}: {e}"));
+    }
     for method in documented("Requests from the server to the client") {
         assert_eq!(s.client.server_requests(&method).len(), 1, "{method}");
     }

@@ -39,7 +39,7 @@ fn write_tools_are_hidden_and_uncallable_when_read_only() {
     let read_only = Config { read_only: true, ..Config::default() };
     let listed: Vec<_> = Standard.tools(&read_only).into_iter().map(|t| t.name).collect();
     let all: Vec<_> = Standard.tools(&Config::default()).into_iter().map(|t| t.name).collect();
-    let ctx = Context { vfs: &vfs, config: &read_only, cancel: &Cancel::default() };
+    let ctx = Context { vfs: &vfs, config: &read_only, cancel: &Cancel::default(), editor: None };
     for (name, args, _, _) in write_calls() {
         assert!(all.contains(&name), "{name} is listed when writable");
         assert!(!listed.contains(&name), "{name} is listed when read-only");
@@ -60,8 +60,8 @@ fn sink_refuses_plans_when_read_only_however_they_arrive() {
         // Plan with a writable configuration, then hand the plan to the sink of a read-only run.
         let writable = Config::default();
         let tool = tools::find(name).expect("registered");
-        let out =
-            (tool.run)(&Context { vfs: &vfs, config: &writable, cancel: &Cancel::default() }, args).expect("planned");
+        let out = (tool.run)(&Context { vfs: &vfs, config: &writable, cancel: &Cancel::default(), editor: None }, args)
+            .expect("planned");
         let Output::Change { plan, .. } = out else { panic!("{name} returned no change") };
         let err = sink::apply(&DiskSink, &read_only, &vfs, &plan).expect_err("refused");
         assert_eq!(err.kind(), ErrorKind::ReadOnly, "{name}: {err}");

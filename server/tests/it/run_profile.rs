@@ -20,7 +20,7 @@ fn served_unless_read_only() {
         let config = Config { read_only, ..Config::default() };
         let listed = Standard.tools(&config).iter().any(|t| t.name == "run");
         assert_eq!(listed, !read_only, "read_only={read_only}");
-        let ctx = Context { vfs: &vfs, config: &config, cancel: &Cancel::default() };
+        let ctx = Context { vfs: &vfs, config: &config, cancel: &Cancel::default(), editor: None };
         let result = Standard.call(&ctx, &DiskSink, "run", json!({"command": "echo hi > marker"}));
         match result {
             Ok(r) => {

@@ -43,7 +43,7 @@ impl Ws {
     }
 
     fn call(&self, args: Value) -> Result<Value, (ErrorKind, String)> {
-        let ctx = Context { vfs: &self.vfs, config: &self.config, cancel: &Cancel::default() };
+        let ctx = Context { vfs: &self.vfs, config: &self.config, cancel: &Cancel::default(), editor: None };
         match (run::TOOL.run)(&ctx, args) {
             Ok(Output::Json(v)) => Ok(v),
             Ok(other) => panic!("expected JSON, got {other:?}"),

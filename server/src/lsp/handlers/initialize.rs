@@ -4,7 +4,10 @@ use tower_lsp::jsonrpc::Result as RpcResult;
 use tower_lsp::lsp_types::{InitializeParams, InitializeResult, ServerInfo};
 
 use crate::lsp::capabilities::{server_capabilities, ClientCaps};
+use std::time::Duration;
+
 use crate::lsp::convert::path_of;
+use crate::lsp::knowledge::{AfterChange, MAX_WAIT};
 use crate::lsp::options::SavePolicy;
 use crate::lsp::protocol;
 use crate::lsp::shared::Shared;
@@ -17,6 +20,7 @@ pub(crate) fn handle(shared: &Shared, params: InitializeParams) -> RpcResult<Ini
     if let Some(save) = save_policy(params.initialization_options.as_ref()) {
         shared.set_save_policy(save);
     }
+    shared.set_after_change(after_change(params.initialization_options.as_ref()));
     Ok(InitializeResult {
         capabilities: server_capabilities(&caps),
         server_info: Some(ServerInfo {
@@ -36,6 +40,30 @@ fn save_policy(options: Option<&serde_json::Value>) -> Option<SavePolicy> {
             None
         }
     }
+}
+
+/// `initializationOptions.diagnostics`: `afterChange` (boolean) and `wait` (milliseconds, at most
+/// [`MAX_WAIT`]); a value of another type is logged and the default kept.
+fn after_change(options: Option<&serde_json::Value>) -> AfterChange {
+    let mut after = AfterChange::default();
+    let Some(value) = options.and_then(|o| o.get(protocol::DIAGNOSTICS_OPTION)) else {
+        return after;
+    };
+    match value.get("afterChange") {
+        None => {}
+        Some(v) => match v.as_bool() {
+            Some(b) => after.enabled = b,
+            None => tracing::warn!(%v, "initializationOptions.diagnostics.afterChange must be a boolean; ignored"),
+        },
+    }
+    match value.get("wait") {
+        None => {}
+        Some(v) => match v.as_u64() {
+            Some(ms) => after.wait = Duration::from_millis(ms).min(MAX_WAIT),
+            None => tracing::warn!(%v, "initializationOptions.diagnostics.wait must be milliseconds; ignored"),
+        },
+    }
+    after
 }
 
 /// The workspace folders, else the root URI, else the (older) root path.

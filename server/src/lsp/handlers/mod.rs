@@ -8,3 +8,4 @@ pub(crate) mod did_open;
 pub(crate) mod did_save;
 pub(crate) mod execute_command;
 pub(crate) mod initialize;
+pub(crate) mod publish_diagnostics;

@@ -264,7 +264,9 @@ pub fn code(kind: ErrorKind) -> &'static str {
         ErrorKind::IsBinary => "is_binary",
         ErrorKind::TooLarge => "too_large",
         ErrorKind::PathEscape => "path_escape",
-        ErrorKind::InvalidInput | ErrorKind::ReadOnly | ErrorKind::CommandNotAllowed => "invalid_input",
+        ErrorKind::InvalidInput | ErrorKind::ReadOnly | ErrorKind::CommandNotAllowed | ErrorKind::Unsupported => {
+            "invalid_input"
+        }
         ErrorKind::NoMatch => "no_match",
         ErrorKind::AmbiguousMatch => "ambiguous_match",
         ErrorKind::PatchFailed => "patch_failed",

@@ -95,7 +95,7 @@ impl Profile for Toolkit {
                 return self.set_workspace(ctx, &args);
             };
             let vfs = self.session(ctx)?;
-            let inner = Context { vfs: &vfs, config: ctx.config, cancel: ctx.cancel };
+            let inner = Context { vfs: &vfs, config: ctx.config, cancel: ctx.cancel, editor: ctx.editor };
             run(&inner, sink, &args)
         });
         let reply = answer.unwrap_or_else(Reply::error);

@@ -158,7 +158,7 @@ fn the_session_reads_open_buffers() {
     let open = OpenDocument { doc: Document::from_text("unsaved\nedit\n"), version: 4, dirty: true, stamp: 0 };
     let overlay = Overlay::from_docs(BTreeMap::from([(real, open)]));
     let vfs = Vfs::new(Arc::new(f.vfs.workspace().clone()), Arc::new(overlay));
-    let ctx = crate::tools::Context { vfs: &vfs, config: &f.config, cancel: &f.cancel };
+    let ctx = crate::tools::Context { vfs: &vfs, config: &f.config, cancel: &f.cancel, editor: None };
     let p = Toolkit::default();
     let run = |name: &str, args: Value| p.call(&ctx, &DiskSink, name, args).expect("known tool").text;
     assert!(run("set_workspace", json!({"path": "sub"})).starts_with("Successfully set workspace root to: "));

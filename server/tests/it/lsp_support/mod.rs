@@ -82,6 +82,9 @@ pub fn editor_script(strictness: Strictness, order: ChangeOrder) -> Script {
             Reply::ok(json!({ "saved": saved }))
         }
         "window/workDoneProgress/create" => Reply::ok(Value::Null),
+        // An editor with no visible window and no other language server.
+        "tether/editorContext" => Reply::ok(json!({"editors": []})),
+        "tether/languageRequest" => Reply::ok(json!({"servers": [], "result": null})),
         other => Reply { result: Err(json!({"code": -32601, "message": format!("no {other}")})), then: Vec::new() },
     })
 }

@@ -1,0 +1,15 @@
+//! `tether/publishDiagnostics`: one document's diagnostics from the editor's other language
+//! servers, kept to answer `diagnostics` and to report what a change introduced and resolved.
+
+use crate::lsp::editor::reported;
+use crate::lsp::protocol::PublishDiagnosticsParams;
+use crate::lsp::shared::Shared;
+
+/// Replaces the document's diagnostics (synchronously, so reports keep the editor's order).
+pub(crate) fn handle(shared: &Shared, params: PublishDiagnosticsParams) {
+    let uri = params.uri.clone();
+    match reported(params, shared.caps().encoding) {
+        Some(report) => shared.diagnostics.publish(report),
+        None => tracing::debug!(%uri, "diagnostics for a document that is not a file; ignored"),
+    }
+}
