@@ -34,7 +34,7 @@ async fn initialize_negotiates_encoding_and_announces_commands() {
         assert_eq!(c["textDocumentSync"]["openClose"], true);
         assert_eq!(c["executeCommandProvider"]["commands"], json!(["tether.callTool", "tether.listTools"]));
         assert_eq!(c["workspace"]["workspaceFolders"]["changeNotifications"], true);
-        assert_eq!(c["experimental"]["tether"]["protocolVersion"], 2);
+        assert_eq!(c["experimental"]["tether"]["protocolVersion"], 3);
         assert_eq!(s.init["serverInfo"]["name"], "tether");
         s.shutdown().await;
     }

@@ -13,6 +13,7 @@ mod lsp_binary;
 mod lsp_commands;
 mod lsp_delivery;
 mod lsp_edits;
+mod lsp_knowledge;
 mod lsp_protocol_doc;
 mod lsp_sync;
 mod mcp_inprocess;

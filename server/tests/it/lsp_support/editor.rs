@@ -73,6 +73,11 @@ impl Editor {
         did_open(uri, text, version)
     }
 
+    /// The open buffers' URIs.
+    pub fn uris(&self) -> Vec<Url> {
+        self.buffers.lock().expect("lock").keys().cloned().collect()
+    }
+
     /// Closes a buffer and returns its `didClose`.
     pub fn close(&self, uri: &Url) -> Value {
         self.buffers.lock().expect("lock").remove(uri);
