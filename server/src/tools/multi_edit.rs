@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::edit_file::check_strings;
 use super::editable::{read_editable, Wording};
+use super::knowledge::rename_hint;
 use super::{parse_args, schema_of, Context, Effects, Output, Tool};
 use crate::edit::matcher;
 use crate::edit::{apply_changes, Base, EditPlan};
@@ -100,6 +101,8 @@ pub fn multi_edit(ctx: &Context<'_>, args: MultiEditArgs) -> Result<Output> {
     if plan.is_empty() {
         summary.push_str(", which left the text unchanged");
     }
+    let pairs = args.edits.iter().map(|e| (e.old_string.as_str(), e.new_string.as_str()));
+    summary.push_str(rename_hint(ctx.config, pairs, replacements));
     Ok(Output::Change { plan, summary })
 }
 

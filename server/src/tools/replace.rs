@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::editable::{read_editable, Wording};
+use super::knowledge::rename_hint;
 use super::{parse_args, schema_of, Context, Effects, Output, Tool};
 use crate::edit::closest::line_span;
 use crate::edit::replace::Template;
@@ -162,7 +163,10 @@ pub fn replace(ctx: &Context<'_>, args: ReplaceArgs) -> Result<Output> {
         let diff = plan.render_diff();
         return Ok(Output::Text(format!("{diff}(dry run: would replace {what}{unchanged}; nothing was written)")));
     }
-    Ok(Output::Change { plan, summary: format!("replaced {what}{unchanged}") })
+    let literal = !args.regex || regex::escape(&args.pattern) == args.pattern;
+    let pairs = literal.then_some((args.pattern.as_str(), args.replacement.as_str()));
+    let hint = rename_hint(ctx.config, pairs, count);
+    Ok(Output::Change { plan, summary: format!("replaced {what}{unchanged}{hint}") })
 }
 
 /// The regex for `pattern` (escaped unless `regex`), multi-line so that `^`/`$` match at lines.

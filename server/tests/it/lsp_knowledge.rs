@@ -469,3 +469,19 @@ async fn a_document_no_server_reported_on_is_not_waited_for_and_the_setting_turn
         s.shutdown().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renaming_by_text_replacement_points_to_rename_symbol() {
+    let s = Session::start(Setup {
+        files: "//- a.py\ntotal = 1\nprint(total)\n",
+        capabilities: knowing(),
+        ..Setup::default()
+    })
+    .await;
+    let r = call(&s, "replace", json!({"path": "a.py", "pattern": "total", "replacement": "amount"})).await;
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(text(&r).contains("`rename_symbol` renames its real uses"), "{r}");
+    let r = call(&s, "replace", json!({"path": "a.py", "pattern": "print(", "replacement": "log("})).await;
+    assert!(!text(&r).contains("rename_symbol"), "{r}");
+    s.shutdown().await;
+}

@@ -21,6 +21,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{Context, Tool};
+use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::text::{offset_to_position, position_to_offset, Offset, Position, PositionEncoding};
 
@@ -478,6 +479,29 @@ impl<'c, 'a> Places<'c, 'a> {
     }
 }
 
+/// Whether `s` is one identifier (letters, digits, `_`, `$`, not starting with a digit).
+fn identifier(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| is_ident(c) && !c.is_ascii_digit()) && s.chars().all(is_ident)
+}
+
+/// What a text replacement's result adds when it looks like renaming an identifier by hand
+/// (every pair replaces one identifier with another, `count` times in all, more than once) and
+/// an editor's language servers could do it properly.
+pub fn rename_hint<'s>(
+    config: &Config,
+    pairs: impl IntoIterator<Item = (&'s str, &'s str)>,
+    count: usize,
+) -> &'static str {
+    let mut pairs = pairs.into_iter().peekable();
+    let looks_like = pairs.peek().is_some() && pairs.all(|(old, new)| identifier(old) && identifier(new) && old != new);
+    if config.editor && looks_like && count > 1 {
+        "\n(renaming a symbol? `rename_symbol` renames its real uses in every file through the editor's language \
+         server, and leaves strings, comments and other things of the same name alone)"
+    } else {
+        ""
+    }
+}
+
 /// `unsupported` for an editor that does not forward `what` (`its diagnostics`), naming the
 /// capability it would announce.
 pub fn not_forwarded(what: &str, capability: &str) -> Error {
@@ -500,6 +524,18 @@ mod tests {
         assert_eq!(occurrences("a.b(a)", "a"), vec![0, 4]);
         assert_eq!(occurrences("x->y", "->"), vec![1]);
         assert!(occurrences("", "a").is_empty());
+    }
+
+    #[test]
+    fn hints_rename_symbol_only_for_identifier_renames_with_an_editor() {
+        let editor = Config { editor: true, ..Config::default() };
+        assert!(!rename_hint(&editor, [("total", "sum")], 3).is_empty());
+        assert!(!rename_hint(&editor, [("total", "sum"), ("$x", "_y")], 2).is_empty());
+        assert!(rename_hint(&editor, [("total", "sum")], 1).is_empty(), "one occurrence is an edit");
+        assert!(rename_hint(&editor, [("total = 1", "sum = 1")], 3).is_empty());
+        assert!(rename_hint(&editor, [("2x", "y")], 3).is_empty());
+        assert!(rename_hint(&editor, [], 3).is_empty());
+        assert!(rename_hint(&Config::default(), [("total", "sum")], 3).is_empty(), "no editor, no language server");
     }
 
     #[test]
