@@ -71,6 +71,9 @@ pub struct LspArgs {
     /// Do not serve the bridge socket that lets `tether mcp` attach to this editor.
     #[arg(long)]
     pub no_bridge: bool,
+    #[command(flatten)]
+    /// The deny list.
+    pub deny: DenyArgs,
 }
 
 /// `tether mcp`.
@@ -129,6 +132,34 @@ pub struct ServeArgs {
     /// given replaces the profile's own (the `guarded` profile's `run_command`).
     #[arg(long = "allow-command", value_name = "NAME")]
     pub allowed_commands: Vec<String>,
+    #[command(flatten)]
+    /// The deny list.
+    pub deny: DenyArgs,
+}
+
+/// Which paths inside the roots tools may not touch.
+#[derive(Debug, Clone, Args)]
+pub struct DenyArgs {
+    /// Hide paths matching GLOB from every tool (repeatable): they cannot be read, listed,
+    /// searched or changed, and no open buffer of theirs is shown. A GLOB without `/` matches a
+    /// name anywhere (`.env`, `*.pem`); with `/`, the path from its root (`config/secrets/**`).
+    #[arg(long = "deny", value_name = "GLOB")]
+    pub deny: Vec<String>,
+    /// Hide the usual secrets files too: `.env`, `.env.local`, `.env.*.local`, `.env.production`,
+    /// `*.pem`, `*.key`, `*.p12`, `*.pfx`, `id_rsa`, `id_ecdsa`, `id_ed25519`, `.netrc`.
+    #[arg(long)]
+    pub deny_secrets: bool,
+}
+
+impl DenyArgs {
+    /// The deny list these options select.
+    pub fn deny(&self) -> crate::Result<crate::workspace::Deny> {
+        if self.deny_secrets {
+            crate::workspace::Deny::secrets_and(self.deny.iter().cloned())
+        } else {
+            crate::workspace::Deny::new(self.deny.iter().cloned())
+        }
+    }
 }
 
 /// `tether call`.
@@ -168,12 +199,13 @@ impl ServeArgs {
 
     /// The workspace: the given roots, else the current directory.
     pub fn workspace(&self) -> crate::Result<Workspace> {
-        if self.roots.is_empty() {
+        let ws = if self.roots.is_empty() {
             let cwd = std::env::current_dir().map_err(|e| crate::Error::io(&e, "."))?;
             Workspace::new([cwd])
         } else {
             Workspace::new(&self.roots)
-        }
+        };
+        Ok(ws?.with_deny(self.deny.deny()?))
     }
 }
 
@@ -338,7 +370,12 @@ fn status(args: StatusArgs) -> ExitCode {
 }
 
 fn lsp(args: LspArgs) -> ExitCode {
+    let deny = match args.deny.deny() {
+        Ok(d) => d,
+        Err(e) => return fail(e.message()),
+    };
     let options = crate::lsp::Options {
+        deny,
         profile: args.profile,
         config: Config { read_only: args.read_only, ..Config::default() },
         save: args.save,

@@ -66,6 +66,8 @@ pub struct Options {
     pub save: SavePolicy,
     /// Whether `run_stdio` serves the bridge for `tether mcp` (a private Unix socket).
     pub bridge: bool,
+    /// The paths inside the workspace folders no tool may touch.
+    pub deny: crate::workspace::Deny,
 }
 
 /// What happens to a buffer that was clean before a tool changed it.
@@ -89,6 +91,7 @@ impl Default for Options {
             limits: Limits::default(),
             save: SavePolicy::default(),
             bridge: true,
+            deny: crate::workspace::Deny::default(),
         }
     }
 }
@@ -101,6 +104,7 @@ impl std::fmt::Debug for Options {
             .field("limits", &self.limits)
             .field("save", &self.save)
             .field("bridge", &self.bridge)
+            .field("deny", &self.deny.patterns())
             .finish_non_exhaustive()
     }
 }

@@ -33,8 +33,10 @@ pub const CLIENT_METHODS: &[&str] = &[SAVE_DOCUMENTS, EDITOR_CONTEXT, LANGUAGE_R
 pub const SAVE_OPTION: &str = "save";
 /// `initializationOptions` key: the diagnostics a change reports (`afterChange`, `wait`).
 pub const DIAGNOSTICS_OPTION: &str = "diagnostics";
+/// `initializationOptions` key: paths no tool may touch (`patterns`, `secrets`).
+pub const DENY_OPTION: &str = "deny";
 /// Every `initializationOptions` key the server reads.
-pub const INIT_OPTIONS: &[&str] = &[DIAGNOSTICS_OPTION, SAVE_OPTION];
+pub const INIT_OPTIONS: &[&str] = &[DENY_OPTION, DIAGNOSTICS_OPTION, SAVE_OPTION];
 
 /// The key under `experimental` (in client and server capabilities) where tether's own
 /// capabilities live.

@@ -43,6 +43,8 @@ pub(crate) struct Shared {
     pub diagnostics: Diagnostics,
     /// How the editor set up the diagnostics a change reports, if it did.
     after_change: OnceLock<AfterChange>,
+    /// The deny list, with what the editor added in `initializationOptions`.
+    deny: OnceLock<crate::workspace::Deny>,
     /// Whether `shutdown` was received.
     shut_down: AtomicBool,
     /// Tool calls answered so far, so that an idle server can give back memory.
@@ -72,6 +74,7 @@ impl Shared {
             save: OnceLock::new(),
             diagnostics: Diagnostics::default(),
             after_change: OnceLock::new(),
+            deny: OnceLock::new(),
             shut_down: AtomicBool::new(false),
             answered: AtomicU64::new(0),
             roots: Mutex::new((Vec::new(), None)),
@@ -121,6 +124,16 @@ impl Shared {
         let _ = self.after_change.set(after);
     }
 
+    /// The deny list: the server's, with the editor's patterns once `initialize` added them.
+    pub fn deny(&self) -> crate::workspace::Deny {
+        self.deny.get().unwrap_or(&self.options.deny).clone()
+    }
+
+    /// Records the deny list the editor's options make; only `initialize` calls this, once.
+    pub fn set_deny(&self, deny: crate::workspace::Deny) {
+        let _ = self.deny.set(deny);
+    }
+
     /// The current workspace, if the editor opened any folder.
     pub fn workspace(&self) -> Option<Arc<Workspace>> {
         self.roots.lock().unwrap_or_else(|e| e.into_inner()).1.clone()
@@ -149,7 +162,7 @@ impl Shared {
             None
         } else {
             match Workspace::new(&usable) {
-                Ok(ws) => Some(Arc::new(ws)),
+                Ok(ws) => Some(Arc::new(ws.with_deny(self.deny()))),
                 Err(e) => {
                     tracing::warn!(error = %e, "workspace folders are not usable");
                     None

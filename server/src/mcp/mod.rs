@@ -144,7 +144,7 @@ impl DiskHost {
 
 impl Host for DiskHost {
     fn set_roots(&self, roots: Vec<PathBuf>) -> crate::Result<()> {
-        let ws = Workspace::new(roots)?;
+        let ws = self.workspace().with_roots(roots)?;
         *self.workspace.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(ws);
         Ok(())
     }

@@ -6,7 +6,10 @@
 //! refuses the moment the walk leaves every root; a symlink (dangling or not) is followed to where
 //! it points and judged there. Errors name the path as the user gave it, never the real target.
 
+mod deny;
 mod walk;
+
+pub use deny::{Deny, SECRETS};
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -26,6 +29,8 @@ pub struct Workspace {
     /// Canonical (symlink-free, absolute) root directories; the first is the default for
     /// relative paths.
     roots: Vec<PathBuf>,
+    /// The paths inside the roots no tool may touch.
+    deny: std::sync::Arc<Deny>,
 }
 
 /// A path that resolution proved to be inside the workspace roots.
@@ -89,7 +94,32 @@ impl Workspace {
         if out.is_empty() {
             return Err(Error::invalid("at least one workspace root is required"));
         }
-        Ok(Workspace { roots: out })
+        Ok(Workspace { roots: out, deny: std::sync::Arc::default() })
+    }
+
+    /// This workspace with `deny` as its deny list (the default one hides nothing).
+    #[must_use]
+    pub fn with_deny(mut self, deny: Deny) -> Workspace {
+        self.deny = std::sync::Arc::new(deny);
+        self
+    }
+
+    /// A workspace over other `roots` with this one's deny list.
+    pub fn with_roots<P: AsRef<Path>>(&self, roots: impl IntoIterator<Item = P>) -> Result<Workspace> {
+        let mut ws = Workspace::new(roots)?;
+        ws.deny = self.deny.clone();
+        Ok(ws)
+    }
+
+    /// The deny list.
+    pub fn deny(&self) -> &Deny {
+        &self.deny
+    }
+
+    /// The deny pattern that hides the real path `p`, if any.
+    pub fn denied(&self, p: &Path) -> Option<&str> {
+        let root = self.root_of(p)?;
+        self.deny.denies(p.strip_prefix(&self.roots[root]).ok()?)
     }
 
     /// The canonical roots, the default one first.
@@ -146,6 +176,13 @@ impl Workspace {
             WalkError::Io(e) => Error::io(&e, given),
         })?;
         let root = self.root_of(&real).ok_or_else(escape)?;
+        if let Some(pattern) = self.denied(&path).or_else(|| self.denied(&real)) {
+            return Err(Error::new(
+                ErrorKind::PathEscape,
+                format!("{given}: hidden from tools by tether's deny list (pattern `{pattern}`): it may hold secrets"),
+            )
+            .with_path(given));
+        }
         Ok(SandboxPath { given: given.to_owned(), path, real, root })
     }
 

@@ -80,6 +80,7 @@ impl Workspace {
             .max_depth(opts.max_depth);
         let inherited = if opts.gitignore { self.inherited_ignores(dir) } else { Vec::new() };
         let skip_build = opts.skip_build_dirs;
+        let (deny, root) = (self.deny.clone(), self.root_of(dir.real()).map(|i| self.roots[i].clone()));
         b.filter_entry(move |e| {
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
             if e.depth() == 0 {
@@ -93,6 +94,11 @@ impl Workspace {
                     Match::Ignore(_) => return false,
                     Match::Whitelist(_) => break,
                     Match::None => {}
+                }
+            }
+            if let Some(rel) = root.as_deref().and_then(|r| e.path().strip_prefix(r).ok()) {
+                if deny.denies_entry(rel) {
+                    return false;
                 }
             }
             let name = e.file_name().to_string_lossy();
@@ -193,5 +199,29 @@ mod tests {
         }
         let ws = Workspace::new([root]).expect("workspace");
         assert_eq!(names(&ws, ".", WalkOptions::default()), [".hidden.tmp", ".tether-Ab12Cd.bak", "a.rs"]);
+    }
+
+    #[test]
+    fn walks_leave_out_what_the_deny_list_hides_and_resolving_it_fails() {
+        let top = tempfile::tempdir().expect("tempdir");
+        let root = top.path();
+        fs::create_dir_all(root.join("keys")).expect("mkdir");
+        fs::create_dir_all(root.join("web")).expect("mkdir");
+        for f in [".env", ".env.example", "web/.env.local", "web/app.js", "keys/a.txt", "tls.pem", "main.rs"] {
+            fs::write(root.join(f), "x").expect("write");
+        }
+        let deny = super::super::Deny::secrets_and(["keys".into()]).expect("deny");
+        let ws = Workspace::new([root]).expect("workspace").with_deny(deny);
+        let opts = WalkOptions { hidden: true, ..WalkOptions::default() };
+        assert_eq!(names(&ws, ".", opts), [".env.example", "main.rs", "web/app.js"]);
+        for hidden in [".env", "web/.env.local", "keys/a.txt", "keys", "tls.pem", "./web/../.env"] {
+            let e = ws.resolve(hidden).expect_err(hidden);
+            assert_eq!(e.kind(), crate::error::ErrorKind::PathEscape, "{hidden}");
+            assert!(e.message().contains("deny list"), "{hidden}: {e:?}");
+        }
+        // A link to a hidden file is hidden too; without a list nothing is.
+        std::os::unix::fs::symlink(root.join(".env"), root.join("env-link")).expect("symlink");
+        assert!(ws.resolve("env-link").is_err());
+        assert!(Workspace::new([root]).expect("workspace").resolve(".env").is_ok(), "nothing hidden by default");
     }
 }

@@ -485,3 +485,58 @@ async fn renaming_by_text_replacement_points_to_rename_symbol() {
     assert!(!text(&r).contains("rename_symbol"), "{r}");
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_editors_deny_list_hides_buffers_and_files_from_every_tool() {
+    let script = {
+        let usual = editor_script(Strictness::Strict, ChangeOrder::BeforeAnswer);
+        Arc::new(
+            move |editor: &crate::lsp_support::Editor,
+                  client: &crate::lsp_support::Client,
+                  method: &str,
+                  params: Value| {
+                if method != "tether/editorContext" {
+                    return usual(editor, client, method, params);
+                }
+                let editors: Vec<Value> = editor
+                    .uris()
+                    .into_iter()
+                    .map(|uri| {
+                        let secret = uri.path().ends_with(".env");
+                        let text = if secret { "TOKEN=" } else { "import" };
+                        json!({"uri": uri, "active": secret, "selections": [{"range": range(0, 0, 6), "text": text}]})
+                    })
+                    .collect();
+                Reply::ok(json!({"editors": editors}))
+            },
+        ) as Script
+    };
+    let s = Session::start(Setup {
+        files: "//- .env\nTOKEN=hunter2\n//- app.py\nimport os\n",
+        capabilities: knowing(),
+        script,
+        initialization_options: json!({"deny": {"secrets": true}}),
+        ..Setup::default()
+    })
+    .await;
+    s.open_from_disk(".env");
+    s.open_from_disk("app.py");
+    s.client.send(publish(
+        &s.uri(".env"),
+        Some(1),
+        "utf-8",
+        json!([{"range": range(0, 0, 5), "message": "TOKEN unused"}]),
+    ));
+    s.sync().await;
+    let ctx = json_of(&call(&s, "editor_context", json!({})).await);
+    assert!(!ctx.to_string().contains("TOKEN") && !ctx.to_string().contains(".env"), "{ctx}");
+    assert_eq!(ctx["open"], json!([{"path": "app.py", "dirty": false}]), "{ctx}");
+    let diags = json_of(&call(&s, "diagnostics", json!({})).await);
+    assert_eq!(diags["total"], 0, "{diags}");
+    let read = call(&s, "read_file", json!({"path": ".env"})).await;
+    assert_eq!(error_kind(&read).as_deref(), Some("path_escape"), "{read}");
+    assert!(text(&read).contains("deny list"), "{read}");
+    let grep = call(&s, "grep", json!({"pattern": "hunter2"})).await;
+    assert!(!text(&grep).contains("hunter2"), "{grep}");
+    s.shutdown().await;
+}

@@ -11,11 +11,15 @@ use crate::lsp::knowledge::{AfterChange, MAX_WAIT};
 use crate::lsp::options::SavePolicy;
 use crate::lsp::protocol;
 use crate::lsp::shared::Shared;
+use crate::workspace::Deny;
 
 /// Records the client's capabilities and roots, and answers the server's capabilities.
 pub(crate) fn handle(shared: &Shared, params: InitializeParams) -> RpcResult<InitializeResult> {
     let caps = ClientCaps::new(&params.capabilities);
     shared.set_caps(caps);
+    if let Some(deny) = deny(shared, params.initialization_options.as_ref()) {
+        shared.set_deny(deny);
+    }
     shared.set_roots(roots(&params));
     if let Some(save) = save_policy(params.initialization_options.as_ref()) {
         shared.set_save_policy(save);
@@ -40,6 +44,25 @@ fn save_policy(options: Option<&serde_json::Value>) -> Option<SavePolicy> {
             None
         }
     }
+}
+
+/// `initializationOptions.deny`: `patterns` (globs) and `secrets` (the usual secrets files), added
+/// to the server's own list. A malformed value is logged and the server's list kept.
+fn deny(shared: &Shared, options: Option<&serde_json::Value>) -> Option<Deny> {
+    let value = options?.get(protocol::DENY_OPTION)?;
+    let patterns: Option<Vec<String>> = match value.get("patterns") {
+        None => Some(Vec::new()),
+        Some(p) => serde_json::from_value(p.clone()).ok(),
+    };
+    let secrets = value.get("secrets").map_or(Some(false), serde_json::Value::as_bool);
+    let (Some(patterns), Some(secrets)) = (patterns, secrets) else {
+        tracing::warn!(%value, "initializationOptions.deny must be {{\"patterns\": [globs], \"secrets\": boolean}}; ignored");
+        return None;
+    };
+    let server = shared.options.deny.patterns().iter().cloned();
+    let all = server.chain(patterns);
+    let made = if secrets { Deny::secrets_and(all) } else { Deny::new(all) };
+    made.map_err(|e| tracing::warn!(error = %e, "initializationOptions.deny: a pattern is not a glob; ignored")).ok()
 }
 
 /// `initializationOptions.diagnostics`: `afterChange` (boolean) and `wait` (milliseconds, at most

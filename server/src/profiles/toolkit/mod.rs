@@ -154,7 +154,7 @@ impl Toolkit {
                 allowed_roots(ctx.vfs.workspace())
             )
         };
-        let ws = Workspace::new([&dir]).map_err(|_| gone())?;
+        let ws = ctx.vfs.workspace().with_roots([&dir]).map_err(|_| gone())?;
         if ctx.vfs.workspace().root_of(&ws.roots()[0]).is_none() {
             return Err(gone());
         }
