@@ -58,3 +58,23 @@ fn a_profile_that_starts_with_set_workspace_gets_it_from_the_command_line() {
     assert_eq!(code, Some(2), "the standard profile has no set_workspace");
     assert!(err.contains("--workspace"), "{err}");
 }
+
+#[test]
+fn without_an_editor_the_knowledge_tools_are_not_listed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["tools", "--json", "--root"])
+        .arg(dir.path())
+        .output()
+        .expect("tether tools");
+    assert!(out.status.success(), "{out:?}");
+    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let names: Vec<&str> = tools.as_array().expect("list").iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"edit_file"), "{names:?}");
+    for knowledge in ["diagnostics", "editor_context", "symbols", "definition", "references", "hover", "rename_symbol"]
+    {
+        assert!(!names.contains(&knowledge), "{knowledge} listed without an editor: {names:?}");
+    }
+    let (code, _, err) = call(dir.path(), &["hover", r#"{"path": "a", "line": 1, "column": 1}"#]);
+    assert_eq!(code, Some(2), "an unknown tool without an editor: {err}");
+}
