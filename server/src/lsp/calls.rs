@@ -136,7 +136,9 @@ impl Shared {
     /// Ends `result` with the problems the change introduced in and resolved from each edited
     /// open document, as the editor's language servers report them for the changed version (or
     /// later), in a content item of its own so that a contract's own text stays as it is. A
-    /// document no language server has reported on is not waited for.
+    /// document is waited for when a language server serves it: it, or a document of the same
+    /// kind (file extension), has had a report (some editors send none for a file that has no
+    /// problem and had none); a Markdown file in a Rust project costs nothing.
     async fn add_diagnostics(
         &self,
         result: &mut CallResult,
@@ -144,7 +146,11 @@ impl Shared {
         before: &[crate::tools::knowledge::Reported],
         cancel: &Cancel,
     ) {
-        let known = |p: &std::path::Path| before.iter().any(|r| r.path == p) || self.diagnostics.get(p).is_some();
+        let reported = self.diagnostics.all();
+        let kind = |p: &std::path::Path| p.extension().map(std::ffi::OsStr::to_ascii_lowercase);
+        let known = |p: &std::path::Path| {
+            before.iter().chain(&reported).any(|r| r.path == p || (kind(p).is_some() && kind(&r.path) == kind(p)))
+        };
         let mut docs: Vec<(std::path::PathBuf, i32)> = edited.iter().filter(|(p, _)| known(p)).cloned().collect();
         docs.dedup_by(|a, b| a.0 == b.0);
         if docs.is_empty() {
@@ -159,7 +165,7 @@ impl Shared {
             .iter()
             .zip(&settled)
             .map(|((path, base), after)| {
-                let old = before.iter().find(|r| &r.path == path);
+                let old = before.iter().find(|r| &r.path == path).or_else(|| reported.iter().find(|r| &r.path == path));
                 report_json(&ctx, path, *base, old, after.as_ref(), started.elapsed())
             })
             .collect();

@@ -74,11 +74,6 @@ impl Diagnostics {
         self.lock().values().map(|e| e.report.clone()).collect()
     }
 
-    /// The last report for `path`.
-    pub fn get(&self, path: &Path) -> Option<Reported> {
-        self.lock().get(path).map(|e| e.report.clone())
-    }
-
     /// Waits until each of `docs` (a real path and the version its change was made against) has
     /// a report for a later version that then stayed unchanged for [`QUIET`], or until `wait`
     /// ran out. Returns each document's fresh report, `None` when none came in time.
@@ -169,15 +164,23 @@ pub fn report_json(
 ) -> Value {
     let shown = ctx.vfs.display(path);
     let Some(after) = after else {
-        return json!({
+        let mut out = json!({
             "path": shown,
             "status": "pending",
+            "changed_from_version": base,
             "note": format!(
-                "the editor's language servers reported nothing for the changed text within {} ms; \
-                 call `diagnostics` later",
+                "the editor's language servers reported nothing for the changed text within {} ms (some \
+                 report only when the problems change); call `diagnostics` later",
                 waited.as_millis()
             ),
         });
+        if let Some(b) = before {
+            // Said as what it is: the state before the change, not after it.
+            let count = |s: Severity| b.problems.iter().filter(|p| p.severity == s).count();
+            out["before_the_change"] =
+                json!({"version": b.version, "errors": count(Severity::Error), "warnings": count(Severity::Warning)});
+        }
+        return out;
     };
     let empty = Vec::new();
     let before_problems = before.map_or(&empty, |b| &b.problems);

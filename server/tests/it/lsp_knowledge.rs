@@ -441,6 +441,7 @@ async fn a_change_says_pending_when_no_report_for_its_version_comes_in_time() {
     let report = after_change(&r).unwrap_or_else(|| panic!("no diagnostics: {r}"));
     assert_eq!(report[0]["status"], "pending", "{report}");
     assert!(!report.to_string().contains("stale"), "{report}");
+    assert_eq!(report[0]["before_the_change"], json!({"version": 1, "errors": 0, "warnings": 0}), "{report}");
     assert!(took >= Duration::from_millis(400) && took < Duration::from_secs(5), "waited {took:?}");
     s.shutdown().await;
 }
@@ -538,5 +539,31 @@ async fn the_editors_deny_list_hides_buffers_and_files_from_every_tool() {
     assert!(text(&read).contains("deny list"), "{read}");
     let grep = call(&s, "grep", json!({"pattern": "hunter2"})).await;
     assert!(!text(&grep).contains("hunter2"), "{grep}");
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_never_reported_on_is_waited_for_when_its_kind_has_a_server() {
+    // VS Code's TypeScript support sends nothing for a file that has no problem and had none:
+    // the first edit that breaks such a file must still report what it broke.
+    let s = Session::start(Setup {
+        files: "//- clean.py\nm: int = 2\n//- other.py\nx = 1\n",
+        capabilities: knowing(),
+        script: analysing(Duration::from_millis(100), false, true),
+        ..Setup::default()
+    })
+    .await;
+    s.open_from_disk("clean.py");
+    s.client.send(publish(
+        &s.uri("other.py"),
+        None,
+        "utf-8",
+        json!([{"range": range(0, 0, 1), "severity": 4, "message": "h"}]),
+    ));
+    s.sync().await;
+    let r = call(&s, "edit_file", json!({"path": "clean.py", "old_string": "= 2", "new_string": "= \"x\""})).await;
+    let report = after_change(&r).unwrap_or_else(|| panic!("no diagnostics: {r}"));
+    assert_eq!(report[0]["status"], "settled", "{report}");
+    assert_eq!(report[0]["introduced"][0]["code"], "reportAssignmentType", "{report}");
     s.shutdown().await;
 }
