@@ -7,6 +7,15 @@ export const LIST_TOOLS = "tether.listTools";
 /** Request from the server: save documents it changed that were clean before. */
 export const SAVE_DOCUMENTS = "tether/saveDocuments";
 
+/** Request from the server: what the visible editors show (`editor_context`). */
+export const EDITOR_CONTEXT = "tether/editorContext";
+/** Request from the server: ask the editor's other language providers (`definition`, `symbols`, ...). */
+export const LANGUAGE_REQUEST = "tether/languageRequest";
+/** Notification to the server: the problems VS Code knows for one document, whole. */
+export const PUBLISH_DIAGNOSTICS = "tether/publishDiagnostics";
+/** The protocol version (`experimental.tether.protocolVersion`) that added the three above. */
+export const EDITOR_KNOWLEDGE_VERSION = 3;
+
 /** Params of `tether/saveDocuments`. */
 export interface SaveDocumentsParams {
   readonly uris: string[];
@@ -63,8 +72,6 @@ export function countChange(count: number, label: string | undefined): number {
   return label?.endsWith("(taken back)") === true ? Math.max(0, count - 1) : count + 1;
 }
 
-/** The client capabilities tether reads under `experimental.tether`. */
-export const CLIENT_CAPABILITIES = { saveDocuments: true } as const;
 
 /**
  * A skeleton of a tool's arguments for the Run Tool input box: its required properties with

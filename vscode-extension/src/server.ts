@@ -1,5 +1,6 @@
 // The `tether lsp` client: finds the binary, starts and restarts the language client, answers
-// tether's requests (`tether/saveDocuments`) and counts the changes tether applies.
+// tether's requests (`tether/saveDocuments`, and those of knowledge.ts), pushes diagnostics to it
+// and counts the changes tether applies.
 
 import * as os from "node:os";
 
@@ -22,8 +23,8 @@ import {
   CALL_TOOL,
   type CallToolParams,
   type CallToolResult,
-  CLIENT_CAPABILITIES,
   countChange,
+  EDITOR_KNOWLEDGE_VERSION,
   LIST_TOOLS,
   type ListToolsResult,
   SAVE_DOCUMENTS,
@@ -31,7 +32,8 @@ import {
   type SaveDocumentsResult,
   type ToolInfo,
 } from "./protocol";
-import { initializationOptions, lspArgs, readSettings, type Settings } from "./settings";
+import { DiagnosticsForwarder, registerKnowledgeHandlers } from "./knowledge";
+import { clientCapabilities, initializationOptions, lspArgs, readSettings, type Settings } from "./settings";
 
 /** What the status bar shows. */
 export type ServerState = "starting" | "running" | "stopped" | "failed" | "notFound";
@@ -49,11 +51,12 @@ export function currentSettings(): Settings {
   return readSettings((key) => config.get(key));
 }
 
-/** Announces `experimental.tether.saveDocuments` in the client capabilities. */
+/** Announces tether's client capabilities (`experimental.tether`) that the settings allow. */
 class TetherCapabilities implements StaticFeature {
+  constructor(private readonly settings: Settings) {}
   fillClientCapabilities(capabilities: ClientCapabilities): void {
     const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-    capabilities.experimental = { ...experimental, tether: { ...CLIENT_CAPABILITIES } };
+    capabilities.experimental = { ...experimental, tether: clientCapabilities(this.settings) };
   }
   initialize(): void {}
   getState(): FeatureState {
@@ -204,10 +207,14 @@ export class TetherServer implements vscode.Disposable {
         initializationOptions: initializationOptions(settings),
       },
     );
-    client.registerFeature(new TetherCapabilities());
+    client.registerFeature(new TetherCapabilities(settings));
     // Registered before start, these replace the client's own handlers once it is initialized.
     client.onRequest(SAVE_DOCUMENTS, (params: SaveDocumentsParams) => this.saveDocuments(client, params));
     client.onRequest(ApplyWorkspaceEditRequest.type, (params) => this.applyEdit(client, params));
+    registerKnowledgeHandlers(client, {
+      editorContext: settings.shareEditorContext,
+      languageFeatures: settings.shareLanguageFeatures,
+    });
     this.clientListeners.push(
       client.onDidChangeState((e) => {
         if (this.client !== client) {
@@ -226,6 +233,14 @@ export class TetherServer implements vscode.Disposable {
     try {
       await client.start();
       this.setState("running");
+      // A server older than protocol version 3 reads no diagnostics.
+      const caps = client.initializeResult?.capabilities as { experimental?: { tether?: { protocolVersion?: unknown } } } | undefined;
+      const version = caps?.experimental?.tether?.protocolVersion;
+      if (settings.shareDiagnostics && typeof version === "number" && version >= EDITOR_KNOWLEDGE_VERSION) {
+        const forwarder = new DiagnosticsForwarder(client, this.log);
+        this.clientListeners.push(forwarder);
+        forwarder.sendAll();
+      }
     } catch (e) {
       this.log.appendLine(`[tether] the server did not start: ${e instanceof Error ? e.message : String(e)}`);
       this.setState("failed");

@@ -22,6 +22,12 @@ export interface Settings {
   readonly save: SavePolicy;
   /** `tether.server.logLevel`. */
   readonly logLevel: LogLevel;
+  /** `tether.shareDiagnostics`: push the problems VS Code knows to tether. */
+  readonly shareDiagnostics: boolean;
+  /** `tether.shareEditorContext`: answer tether's questions about the visible editors. */
+  readonly shareEditorContext: boolean;
+  /** `tether.shareLanguageFeatures`: answer tether's symbol, definition, reference, hover and rename questions. */
+  readonly shareLanguageFeatures: boolean;
 }
 
 /** The defaults, as `package.json` declares them. */
@@ -31,6 +37,9 @@ export const DEFAULTS: Settings = {
   readOnly: false,
   save: "clean",
   logLevel: "warn",
+  shareDiagnostics: true,
+  shareEditorContext: true,
+  shareLanguageFeatures: true,
 };
 
 /** Reads one setting by its key under `tether.` (`server.path`, `profile`, ...). */
@@ -46,13 +55,19 @@ export function readSettings(get: Get): Settings {
     const v = get(key);
     return choices.find((c) => c === v) ?? fallback;
   };
-  const readOnly = get("readOnly");
+  const flag = (key: string, fallback: boolean): boolean => {
+    const v = get(key);
+    return typeof v === "boolean" ? v : fallback;
+  };
   return {
     serverPath: text("server.path", DEFAULTS.serverPath),
     profile: text("profile", DEFAULTS.profile),
-    readOnly: typeof readOnly === "boolean" ? readOnly : DEFAULTS.readOnly,
+    readOnly: flag("readOnly", DEFAULTS.readOnly),
     save: oneOf("save", SAVE_POLICIES, DEFAULTS.save),
     logLevel: oneOf("server.logLevel", LOG_LEVELS, DEFAULTS.logLevel),
+    shareDiagnostics: flag("shareDiagnostics", DEFAULTS.shareDiagnostics),
+    shareEditorContext: flag("shareEditorContext", DEFAULTS.shareEditorContext),
+    shareLanguageFeatures: flag("shareLanguageFeatures", DEFAULTS.shareLanguageFeatures),
   };
 }
 
@@ -64,6 +79,20 @@ export function lspArgs(s: Settings): string[] {
 /** The `initializationOptions` sent in `initialize`. */
 export function initializationOptions(s: Settings): { save: SavePolicy } {
   return { save: s.save };
+}
+
+/**
+ * The client capabilities tether reads under `experimental.tether`: what the extension answers
+ * and sends. A capability whose sharing setting is off is not announced, so the server never asks
+ * (its tools then say the editor does not share that).
+ */
+export function clientCapabilities(s: Settings): Record<string, boolean> {
+  return {
+    saveDocuments: true,
+    ...(s.shareDiagnostics ? { diagnostics: true } : {}),
+    ...(s.shareEditorContext ? { editorContext: true } : {}),
+    ...(s.shareLanguageFeatures ? { languageRequests: true } : {}),
+  };
 }
 
 /** The arguments of `tether mcp` serving one workspace folder. */
@@ -78,6 +107,10 @@ export function needsRestart(before: Settings, after: Settings): boolean {
     before.profile !== after.profile ||
     before.readOnly !== after.readOnly ||
     before.save !== after.save ||
-    before.logLevel !== after.logLevel
+    before.logLevel !== after.logLevel ||
+    // The capabilities are announced once, in `initialize`.
+    before.shareDiagnostics !== after.shareDiagnostics ||
+    before.shareEditorContext !== after.shareEditorContext ||
+    before.shareLanguageFeatures !== after.shareLanguageFeatures
   );
 }

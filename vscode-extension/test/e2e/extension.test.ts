@@ -106,7 +106,7 @@ describe("tether in VS Code", () => {
     const client = api.server.languageClient;
     assert.ok(client !== undefined && client.isRunning());
     const caps = client.initializeResult?.capabilities as { experimental?: { tether?: { protocolVersion?: number } } };
-    assert.equal(caps.experimental?.tether?.protocolVersion, 2);
+    assert.equal(caps.experimental?.tether?.protocolVersion, 3);
     // The extension host registers the server's commands as the client starts, and tells the
     // window about them asynchronously: getCommands may lag by a moment (seen once in CI).
     const wanted = ["tether.callTool", "tether.listTools", "tether.runTool", "tether.grep", "tether.showTools"];

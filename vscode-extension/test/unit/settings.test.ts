@@ -4,6 +4,7 @@ import * as assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import {
+  clientCapabilities,
   DEFAULTS,
   initializationOptions,
   lspArgs,
@@ -18,7 +19,16 @@ const from = (values: Record<string, unknown>): Settings => readSettings((key) =
 describe("readSettings", () => {
   it("gives the defaults when nothing is set", () => {
     assert.deepEqual(from({}), DEFAULTS);
-    assert.deepEqual(DEFAULTS, { serverPath: "", profile: "standard", readOnly: false, save: "clean", logLevel: "warn" });
+    assert.deepEqual(DEFAULTS, {
+      serverPath: "",
+      profile: "standard",
+      readOnly: false,
+      save: "clean",
+      logLevel: "warn",
+      shareDiagnostics: true,
+      shareEditorContext: true,
+      shareLanguageFeatures: true,
+    });
   });
 
   it("reads every setting", () => {
@@ -29,14 +39,35 @@ describe("readSettings", () => {
         readOnly: true,
         save: "never",
         "server.logLevel": "debug",
+        shareDiagnostics: false,
+        shareEditorContext: false,
+        shareLanguageFeatures: false,
       }),
-      { serverPath: "/opt/tether", profile: "coder", readOnly: true, save: "never", logLevel: "debug" },
+      {
+        serverPath: "/opt/tether",
+        profile: "coder",
+        readOnly: true,
+        save: "never",
+        logLevel: "debug",
+        shareDiagnostics: false,
+        shareEditorContext: false,
+        shareLanguageFeatures: false,
+      },
     );
   });
 
   it("falls back to the default for a value of the wrong type or outside its choices", () => {
     assert.deepEqual(
-      from({ "server.path": 3, profile: "", readOnly: "yes", save: "always", "server.logLevel": "loud" }),
+      from({
+        "server.path": 3,
+        profile: "",
+        readOnly: "yes",
+        save: "always",
+        "server.logLevel": "loud",
+        shareDiagnostics: "no",
+        shareEditorContext: 0,
+        shareLanguageFeatures: null,
+      }),
       DEFAULTS,
     );
   });
@@ -58,6 +89,24 @@ describe("server arguments", () => {
   it("passes the save policy as initializationOptions", () => {
     assert.deepEqual(initializationOptions(DEFAULTS), { save: "clean" });
     assert.deepEqual(initializationOptions({ ...DEFAULTS, save: "never" }), { save: "never" });
+  });
+
+  it("announces the capabilities whose sharing is on, and always saveDocuments", () => {
+    assert.deepEqual(clientCapabilities(DEFAULTS), {
+      saveDocuments: true,
+      diagnostics: true,
+      editorContext: true,
+      languageRequests: true,
+    });
+    assert.deepEqual(clientCapabilities({ ...DEFAULTS, shareDiagnostics: false }), {
+      saveDocuments: true,
+      editorContext: true,
+      languageRequests: true,
+    });
+    assert.deepEqual(
+      clientCapabilities({ ...DEFAULTS, shareDiagnostics: false, shareEditorContext: false, shareLanguageFeatures: false }),
+      { saveDocuments: true },
+    );
   });
 
   it("serves one folder over MCP with the same profile and mode", () => {
@@ -82,6 +131,9 @@ describe("needsRestart", () => {
       { readOnly: true },
       { save: "never" as const },
       { logLevel: "info" as const },
+      { shareDiagnostics: false },
+      { shareEditorContext: false },
+      { shareLanguageFeatures: false },
     ]) {
       assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, ...change }), true, JSON.stringify(change));
     }
