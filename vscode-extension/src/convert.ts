@@ -198,16 +198,17 @@ function markdown(part: CodeMarked): string {
 }
 
 /**
- * One LSP `Hover` for the hovers of every provider: each provider's parts joined by a blank
- * line, the providers by a rule; its range is the first one given. `null` when there is no text.
+ * One LSP `Hover` for the hovers of every provider: each provider's parts trimmed and joined by a
+ * blank line, the providers by a rule; its range is the first one given. `null` when there is no text.
  */
 export function asHover(hovers: readonly CodeHover[] | null | undefined): Hover | null {
   const texts: string[] = [];
   let range: CodeRange | undefined;
   for (const hover of hovers ?? []) {
+    // Providers pad their parts with line breaks (TypeScript does): the joins give the spacing.
     const text = hover.contents
-      .map(markdown)
-      .filter((t) => t.trim() !== "")
+      .map((part) => markdown(part).trim())
+      .filter((t) => t !== "")
       .join("\n\n");
     if (text !== "") {
       texts.push(text);

@@ -16,7 +16,9 @@ interface Outcome {
 
 export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: "bdd", timeout: 180_000, color: false, reporter: "dot" });
+  // In this order, in one window: the knowledge suite's TypeScript project comes after the rest.
   mocha.addFile(path.join(__dirname, "extension.test.js"));
+  mocha.addFile(path.join(__dirname, "knowledge.test.js"));
   // The runner checks the version against the VS Code it started.
   const results = {
     vscode: vscode.version,

@@ -117,7 +117,7 @@ describe("asHover", () => {
   it("joins every part as Markdown, code blocks for marked strings with a language", () => {
     const hover = asHover([
       {
-        contents: [{ value: "```typescript\nfunction greet(): string\n```" }, { value: "" }, { value: "Says hello." }],
+        contents: [{ value: "```typescript\nfunction greet(): string\n```" }, { value: "" }, { value: "\nSays hello.\n" }],
         range: on(1, 9, 14),
       },
       { contents: ["plain text", { language: "python", value: "x = 1" }] },
