@@ -9,6 +9,8 @@
 //                                          set to $TETHER_BIN
 //   node scripts/run-e2e.mjs --vsix FILE   the VSIX installed as a user would, no setting: its
 //                                          bundled binary runs
+//   node scripts/run-e2e.mjs --bench       the measurements (test/e2e/bench.test.ts) instead of
+//                                          the tests; prints them and keeps them in bench.json
 // The tests run inside VS Code's extension host (test/e2e/index.ts), write their results to a
 // file, and ask for a screenshot through a handshake folder; this script prints the VS Code
 // version the tests ran in and `N passed, N failed, N skipped`, and exits non-zero unless every
@@ -39,6 +41,11 @@ const artifacts = path.resolve(process.env.TETHER_ARTIFACTS || path.join(here, "
 const browserPath = process.env.CHROMIUM || "/usr/bin/chromium";
 const vsixAt = process.argv.indexOf("--vsix");
 const vsix = vsixAt > 0 ? path.resolve(process.argv[vsixAt + 1] ?? "") : undefined;
+const bench = process.argv.includes("--bench");
+const benchFile = path.join(artifacts, "bench.json");
+if (bench) {
+  fs.rmSync(benchFile, { force: true });
+}
 // The VS Code that code-server bundles, as its own manifest names it.
 const vscodeVersion = JSON.parse(fs.readFileSync(path.join(codeServer, "lib", "vscode", "package.json"), "utf8")).version;
 const started = Date.now();
@@ -161,6 +168,7 @@ const server = spawn(
       TETHER_TEST_RESULTS: resultsFile,
       TETHER_TEST_HANDSHAKE: handshake,
       TETHER_TEST_SOURCE: vsix === undefined ? "setting" : "bundled",
+      ...(bench ? { TETHER_TEST_SUITE: "bench", TETHER_BENCH_RESULTS: benchFile } : {}),
     },
   },
 );
@@ -276,6 +284,9 @@ try {
   }
   for (const t of results.failed) {
     console.log(`  FAIL ${t.title}\n${String(t.error).replace(/^/gm, "       ")}`);
+  }
+  if (bench && fs.existsSync(benchFile)) {
+    console.log(fs.readFileSync(benchFile, "utf8"));
   }
   const seconds = Math.round((Date.now() - started) / 1000);
   console.log(

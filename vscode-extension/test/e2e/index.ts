@@ -16,9 +16,14 @@ interface Outcome {
 
 export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: "bdd", timeout: 180_000, color: false, reporter: "dot" });
-  // In this order, in one window: the knowledge suite's TypeScript project comes after the rest.
-  mocha.addFile(path.join(__dirname, "extension.test.js"));
-  mocha.addFile(path.join(__dirname, "knowledge.test.js"));
+  if (process.env.TETHER_TEST_SUITE === "bench") {
+    // The measurements alone (scripts/run-e2e.mjs --bench).
+    mocha.addFile(path.join(__dirname, "bench.test.js"));
+  } else {
+    // In this order, in one window: the knowledge suite's TypeScript project comes after the rest.
+    mocha.addFile(path.join(__dirname, "extension.test.js"));
+    mocha.addFile(path.join(__dirname, "knowledge.test.js"));
+  }
   // The runner checks the version against the VS Code it started.
   const results = {
     vscode: vscode.version,

@@ -14,18 +14,7 @@ import * as vscode from "vscode";
 import type { TetherApi } from "../../src/extension";
 import { editorContext, languageRequest, type LanguageRequestResult } from "../../src/knowledge";
 import type { CallToolResult } from "../../src/protocol";
-import { callTool, text, waitFor } from "./util";
-
-/** A small TypeScript project: one module and one that imports it. */
-const TSCONFIG = `{ "compilerOptions": { "strict": true, "target": "ES2020", "module": "commonjs" }, "include": ["*.ts"] }\n`;
-const GREET = `export function greet(name: string): string {
-  return "hello, " + name;
-}
-`;
-const MAIN = `import { greet } from "./greet";
-
-export const message: string = greet("tether");
-`;
+import { callTool, GREET, MAIN, openTypeScriptProject, text, waitFor } from "./util";
 
 interface Problem {
   severity: string;
@@ -96,28 +85,8 @@ describe("the editor's knowledge for the assistant", () => {
     const folder = vscode.workspace.workspaceFolders?.[0];
     assert.ok(folder);
     root = folder.uri.fsPath;
-    fs.mkdirSync(file("ts"), { recursive: true });
-    fs.writeFileSync(file("ts/tsconfig.json"), TSCONFIG);
-    fs.writeFileSync(file("ts/greet.ts"), GREET);
-    fs.writeFileSync(file("ts/main.ts"), MAIN);
     await waitFor("the server to run", () => api.server.state === "running", 60_000);
-    greet = await vscode.workspace.openTextDocument(vscode.Uri.file(file("ts/greet.ts")));
-    main = await vscode.workspace.openTextDocument(vscode.Uri.file(file("ts/main.ts")));
-    await vscode.window.showTextDocument(greet, { viewColumn: vscode.ViewColumn.One, preview: false });
-    await vscode.window.showTextDocument(main, { viewColumn: vscode.ViewColumn.One, preview: false });
-    // TypeScript has loaded the project once it answers a hover across the two files.
-    await waitFor(
-      "TypeScript to answer a hover",
-      async () => {
-        const hovers = await vscode.commands.executeCommand<vscode.Hover[]>(
-          "vscode.executeHoverProvider",
-          main.uri,
-          new vscode.Position(2, 32),
-        );
-        return hovers.length > 0;
-      },
-      120_000,
-    );
+    ({ greet, main } = await openTypeScriptProject(root));
   });
 
   it("answers tether/languageRequest and tether/editorContext in LSP's shapes", async () => {
@@ -181,6 +150,17 @@ describe("the editor's knowledge for the assistant", () => {
   });
 
   it("an edit that introduces a type error answers with it, and diagnostics lists it", async () => {
+    // The hint VS Code had before tether started (pushed at start) or since.
+    const hints = await waitFor("diagnostics to list main.ts's hint", async () => {
+      const r = json(await callTool("diagnostics", { path: "ts/main.ts" })) as { files: { path: string; problems: Problem[] }[] };
+      return r.files[0]?.problems.length === 1 ? r.files[0] : undefined;
+    });
+    assert.equal(hints.path, "ts/main.ts");
+    assert.deepEqual(
+      hints.problems.map((p) => [p.severity, p.line, p.code, p.source]),
+      [["hint", 4, "6133", "ts"]],
+    );
+
     const broken = await callTool("edit_file", {
       path: "ts/main.ts",
       old_string: "message: string",
@@ -288,8 +268,8 @@ describe("the editor's knowledge for the assistant", () => {
     // Back to the files as they were, for the tests that follow.
     await greet.save();
     await vscode.window.showTextDocument(main, { viewColumn: vscode.ViewColumn.One });
-    await vscode.commands.executeCommand("workbench.action.files.revert");
-    await waitFor("main.ts to be reverted", () => !main.isDirty && main.getText() === MAIN);
+    await vscode.commands.executeCommand("undo");
+    await waitFor("undo to take the typing back", () => !main.isDirty && main.getText() === MAIN);
   });
 
   it("a rename TypeScript refuses is an error with its message", async () => {

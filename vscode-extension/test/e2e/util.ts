@@ -1,5 +1,8 @@
 // Helpers the end-to-end suites share.
 
+import * as fs from "node:fs";
+import * as path from "node:path";
+
 import * as vscode from "vscode";
 
 import type { CallToolResult } from "../../src/protocol";
@@ -34,4 +37,49 @@ export function text(result: CallToolResult): string {
 export async function callTool(tool: string, args: Record<string, unknown>): Promise<CallToolResult> {
   // The command the language client registered for the server's `tether.callTool`.
   return vscode.commands.executeCommand<CallToolResult>("tether.callTool", { tool, arguments: args });
+}
+
+/** A small TypeScript project in `ts/`: one module and one that imports it. */
+const TSCONFIG = `{ "compilerOptions": { "strict": true, "target": "ES2020", "module": "commonjs" }, "include": ["*.ts"] }\n`;
+/** `ts/greet.ts`. */
+export const GREET = `export function greet(name: string): string {
+  return "hello, " + name;
+}
+`;
+/**
+ * `ts/main.ts`, which imports `greet`. TypeScript reports its unused function (a hint), so that
+ * tether has heard of the file before a test changes it: VS Code's TypeScript support reports
+ * nothing for a file that has never had a problem.
+ */
+export const MAIN = `import { greet } from "./greet";
+
+export const message: string = greet("tether");
+function unused(): void {}
+`;
+
+/**
+ * Writes the TypeScript project under `root/ts`, opens both files in editors (main.ts in front)
+ * and waits until VS Code's TypeScript support has loaded the project: it reports main.ts's hint
+ * and answers a hover on `greet` in main.ts, which needs greet.ts.
+ */
+export async function openTypeScriptProject(root: string): Promise<{ greet: vscode.TextDocument; main: vscode.TextDocument }> {
+  const dir = path.join(root, "ts");
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "tsconfig.json"), TSCONFIG);
+  fs.writeFileSync(path.join(dir, "greet.ts"), GREET);
+  fs.writeFileSync(path.join(dir, "main.ts"), MAIN);
+  const greet = await vscode.workspace.openTextDocument(vscode.Uri.file(path.join(dir, "greet.ts")));
+  const main = await vscode.workspace.openTextDocument(vscode.Uri.file(path.join(dir, "main.ts")));
+  await vscode.window.showTextDocument(greet, { viewColumn: vscode.ViewColumn.One, preview: false });
+  await vscode.window.showTextDocument(main, { viewColumn: vscode.ViewColumn.One, preview: false });
+  await waitFor("TypeScript's hint about main.ts", () => vscode.languages.getDiagnostics(main.uri).length > 0, 120_000);
+  await waitFor(
+    "TypeScript to answer a hover",
+    async () => {
+      const hovers = await vscode.commands.executeCommand<vscode.Hover[]>("vscode.executeHoverProvider", main.uri, new vscode.Position(2, 32));
+      return hovers.length > 0;
+    },
+    120_000,
+  );
+  return { greet, main };
 }

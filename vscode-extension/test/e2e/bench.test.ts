@@ -1,0 +1,134 @@
+// Measurements for BENCHMARKS.md, in a real VS Code with its built-in TypeScript support: how long
+// an edit takes to answer with the problems it introduced or resolved, and what asking
+// TypeScript's definitions and references through tether costs over asking VS Code directly.
+// Run by `node scripts/run-e2e.mjs --bench` (not part of scripts/test), which prints the table
+// this suite writes to $TETHER_BENCH_RESULTS.
+
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+
+import * as vscode from "vscode";
+
+import type { TetherApi } from "../../src/extension";
+import type { CallToolResult } from "../../src/protocol";
+import { callTool, openTypeScriptProject, text, waitFor } from "./util";
+
+const RUNS = 20;
+const WARMUP = 3;
+
+interface Stats {
+  runs: number;
+  median: number;
+  p95: number;
+  min: number;
+  max: number;
+}
+
+/** Median and 95th percentile (nearest rank) of durations in milliseconds, rounded to 0.1 ms. */
+function stats(ms: number[]): Stats {
+  const sorted = [...ms].sort((a, b) => a - b);
+  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
+  const mid = sorted.length / 2;
+  const median = sorted.length % 2 === 1 ? at(0.5) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
+  const round = (v: number): number => Math.round(v * 10) / 10;
+  return { runs: ms.length, median: round(median), p95: round(at(0.95)), min: round(sorted[0] ?? NaN), max: round(sorted.at(-1) ?? NaN) };
+}
+
+/** Runs `op` WARMUP times unmeasured, then RUNS times, and gives the durations. */
+async function measure(op: (i: number) => Promise<void>): Promise<number[]> {
+  for (let i = 0; i < WARMUP; i++) {
+    await op(i);
+  }
+  const ms: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const start = performance.now();
+    await op(WARMUP + i);
+    ms.push(performance.now() - start);
+  }
+  return ms;
+}
+
+function afterChange(result: CallToolResult): { status: string; introduced: unknown[]; resolved: unknown[] } | undefined {
+  for (const item of result.content) {
+    if (item.text?.startsWith('{"diagnostics_after_change"') === true) {
+      return (JSON.parse(item.text) as { diagnostics_after_change: { status: string; introduced: unknown[]; resolved: unknown[] }[] })
+        .diagnostics_after_change[0];
+    }
+  }
+  return undefined;
+}
+
+describe("benchmarks", () => {
+  it("edits with diagnostics, and definitions and references through tether or directly", async () => {
+    const ext = vscode.extensions.getExtension<TetherApi>("tether.tether");
+    assert.ok(ext);
+    const api = await ext.activate();
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    assert.ok(root);
+    await waitFor("the server to run", () => api.server.state === "running", 60_000);
+    const { main } = await openTypeScriptProject(root);
+    const out: Record<string, unknown> = { vscode: vscode.version, runs: RUNS, warmup: WARMUP };
+
+    // Each edit toggles a type error: even edits introduce it, odd ones resolve it.
+    const statuses: Record<string, number> = {};
+    let wrong = 0;
+    const toggle = (i: number, diagnostics: boolean) => async (): Promise<CallToolResult> => {
+      const [from, to] = i % 2 === 0 ? ["message: string", "message: number"] : ["message: number", "message: string"];
+      const r = await callTool("edit_file", { path: "ts/main.ts", old_string: from, new_string: to, ...(diagnostics ? {} : { diagnostics: false }) });
+      assert.equal(r.isError, false, text(r));
+      return r;
+    };
+    out.editWithDiagnostics = stats(
+      await measure(async (i) => {
+        const change = afterChange(await toggle(i, true)());
+        const status = change?.status ?? "none";
+        statuses[status] = (statuses[status] ?? 0) + 1;
+        if ((i % 2 === 0 ? change?.introduced.length : change?.resolved.length) !== 1) {
+          wrong++;
+        }
+      }),
+    );
+    out.editStatuses = statuses;
+    out.editsWithoutTheExpectedProblem = wrong;
+    // Back to the error-free text (an odd number of measured edits would leave the error in).
+    if (main.getText().includes("message: number")) {
+      await toggle(1, false)();
+    }
+    out.editWithoutDiagnostics = stats(
+      await measure(async (i) => {
+        await toggle(i, false)();
+      }),
+    );
+    if (main.getText().includes("message: number")) {
+      await toggle(1, false)();
+    }
+
+    const mainUri = main.uri;
+    const greetUri = vscode.Uri.file(`${root}/ts/greet.ts`);
+    // `greet` in `greet("tether")` (main.ts line 3) and in its declaration (greet.ts line 1).
+    const call = new vscode.Position(2, 31);
+    const declaration = new vscode.Position(0, 16);
+    const tool = (name: string, args: Record<string, unknown>) => async (): Promise<void> => {
+      const r = await callTool(name, args);
+      assert.equal(r.isError, false, text(r));
+    };
+    out.definitionThroughTether = stats(await measure(tool("definition", { path: "ts/main.ts", line: 3, column: 32 })));
+    out.definitionDirect = stats(
+      await measure(async () => {
+        const r = await vscode.commands.executeCommand<unknown[]>("vscode.executeDefinitionProvider", mainUri, call);
+        assert.equal(r.length, 1);
+      }),
+    );
+    out.referencesThroughTether = stats(await measure(tool("references", { path: "ts/greet.ts", line: 1, column: 17 })));
+    out.referencesDirect = stats(
+      await measure(async () => {
+        const r = await vscode.commands.executeCommand<unknown[]>("vscode.executeReferenceProvider", greetUri, declaration);
+        assert.equal(r.length, 3);
+      }),
+    );
+    const file = process.env.TETHER_BENCH_RESULTS;
+    if (file !== undefined) {
+      fs.writeFileSync(file, JSON.stringify(out, null, 2));
+    }
+  });
+});
