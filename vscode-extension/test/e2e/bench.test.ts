@@ -103,8 +103,30 @@ describe("benchmarks", () => {
       await toggle(1, false)();
     }
 
-    const mainUri = main.uri;
+    // A file that had a problem and has none: an edit that keeps it free of problems. VS Code's
+    // TypeScript support reports nothing when a file's problems stay none.
+    const edit = async (path: string, from: string, to: string): Promise<CallToolResult> => {
+      const r = await callTool("edit_file", { path, old_string: from, new_string: to });
+      assert.equal(r.isError, false, text(r));
+      return r;
+    };
     const greetUri = vscode.Uri.file(`${root}/ts/greet.ts`);
+    const problems = (): number => vscode.languages.getDiagnostics(greetUri).length;
+    await edit("ts/greet.ts", "name: string): string", "name: string): number");
+    await waitFor("TypeScript to report greet.ts's error", () => problems() > 0);
+    await edit("ts/greet.ts", "name: string): number", "name: string): string");
+    await waitFor("TypeScript to report greet.ts free of problems", () => problems() === 0);
+    const cleanStatuses: Record<string, number> = {};
+    out.editKeepingNoProblems = stats(
+      await measure(async (i) => {
+        const [from, to] = i % 2 === 0 ? ['"hello, "', '"hi, "'] : ['"hi, "', '"hello, "'];
+        const status = afterChange(await edit("ts/greet.ts", from, to))?.status ?? "none";
+        cleanStatuses[status] = (cleanStatuses[status] ?? 0) + 1;
+      }),
+    );
+    out.editKeepingNoProblemsStatuses = cleanStatuses;
+
+    const mainUri = main.uri;
     // `greet` in `greet("tether")` (main.ts line 3) and in its declaration (greet.ts line 1).
     const call = new vscode.Position(2, 31);
     const declaration = new vscode.Position(0, 16);
