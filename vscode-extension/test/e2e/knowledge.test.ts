@@ -302,7 +302,7 @@ describe("the editor's knowledge for the assistant", () => {
     assert.ok(context.open.some((o) => o.path === "ts/main.ts"), JSON.stringify(context.open));
   });
 
-  it("with tether.shareEditorContext off, the capability is not announced and editor_context says so", async () => {
+  it("with tether.shareEditorContext off, the capability is not announced and editor_context says so; a new server gets every problem at its start", async () => {
     const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration("tether");
     const restarted = async (share: boolean, old: unknown): Promise<void> => {
       await waitFor(
@@ -321,9 +321,15 @@ describe("the editor's knowledge for the assistant", () => {
       const result = await callTool("editor_context", {});
       assert.equal(result.isError, true, text(result));
       assert.equal((JSON.parse(text(result)) as { error: string }).error, "unsupported");
-      // The other capabilities are still there.
+      // The other capabilities are still there, and the new server has every problem VS Code
+      // knows, pushed at its start (TypeScript reports main.ts's hint only once).
       const outline = await callTool("symbols", { path: "ts/greet.ts" });
       assert.equal(outline.isError, false, text(outline));
+      const listed = json(await callTool("diagnostics", { path: "ts/main.ts" })) as { files: { problems: Problem[] }[] };
+      assert.deepEqual(
+        listed.files.flatMap((f) => f.problems.map((p) => p.code)),
+        ["6133"],
+      );
     } finally {
       old = api.server.languageClient;
       await config().update("shareEditorContext", undefined, vscode.ConfigurationTarget.Global);
