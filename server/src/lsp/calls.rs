@@ -152,6 +152,7 @@ impl Shared {
             before.iter().chain(&reported).any(|r| r.path == p || (kind(p).is_some() && kind(&r.path) == kind(p)))
         };
         let mut docs: Vec<(std::path::PathBuf, i32)> = edited.iter().filter(|(p, _)| known(p)).cloned().collect();
+        docs.sort();
         docs.dedup_by(|a, b| a.0 == b.0);
         if docs.is_empty() {
             return;

@@ -302,6 +302,8 @@ async fn rename_symbol_changes_an_open_dirty_buffer_and_a_closed_file_together()
         call(&s, "rename_symbol", json!({"path": "lib.py", "line": 2, "symbol": "area", "new_name": "surface"})).await;
     assert_eq!(r["isError"], false, "{r}");
     assert!(text(&r).starts_with("renamed `area` to `surface`: 3 edits in 2 files"), "{r}");
+    // Each file named as the user names it, as every change tool does.
+    assert!(text(&r).contains("\nlib.py: applied to the open editor buffer"), "{r}");
     assert_eq!(s.editor.buffer(&lib).expect("open").1, "# unsaved\ndef surface(w):\n    return w\n");
     assert_eq!(s.disk("lib.py"), "def area(w):\n    return w\n", "the dirty buffer stays unsaved");
     assert_eq!(s.disk("main.py"), "from lib import surface\nprint(surface(2))\n");

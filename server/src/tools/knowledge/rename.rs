@@ -75,7 +75,9 @@ pub fn rename(ctx: &Context<'_>, args: RenameArgs) -> Result<Output> {
     let mut plan = EditPlan::default();
     let mut edits = 0;
     for FileEdits { path, edits: changes } in files {
-        let given = path.to_string_lossy();
+        // Named as the user would name it: relative to the first root, else absolute.
+        let ws = ctx.vfs.workspace();
+        let given = if ws.root_of(&path) == Some(0) { ws.relative(&path) } else { path.to_string_lossy().into_owned() };
         let sandboxed = ctx.vfs.resolve(&given).map_err(|_| {
             Error::new(
                 ErrorKind::PathEscape,
