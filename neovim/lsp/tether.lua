@@ -3,7 +3,9 @@
 -- This file is data: it starts nothing and loads nothing. The handlers and the root finder are
 -- thin wrappers that load the plugin's modules only when the client needs them, so that the
 -- strict `workspace/applyEdit` handler and `tether/saveDocuments` work even for users who never
--- call `require("tether").setup()`.
+-- call `require("tether").setup()`. The diagnostics that `experimental.tether.diagnostics`
+-- announces are sent by `lua/tether/diagnostics.lua`, which `plugin/tether.lua` starts on the
+-- first `LspAttach`.
 
 ---@type vim.lsp.Config
 return {
@@ -18,7 +20,9 @@ return {
     end
   end,
   capabilities = {
-    experimental = { tether = { saveDocuments = true } },
+    experimental = {
+      tether = { saveDocuments = true, diagnostics = true, editorContext = true, languageRequests = true },
+    },
   },
   init_options = { save = "clean" },
   handlers = {
@@ -27,6 +31,12 @@ return {
     end,
     ["tether/saveDocuments"] = function(...)
       return require("tether.save_documents").handler(...)
+    end,
+    ["tether/editorContext"] = function(...)
+      return require("tether.editor_context").handler(...)
+    end,
+    ["tether/languageRequest"] = function(...)
+      return require("tether.language_request").handler(...)
     end,
     ["window/logMessage"] = function(...)
       return require("tether.log").handler(...)

@@ -1,4 +1,5 @@
--- tether's user command. Everything else loads on first use.
+-- tether's user command, and the one autocommand that forwards diagnostics. Everything else
+-- loads on first use.
 
 if vim.g.loaded_tether then
   return
@@ -14,3 +15,15 @@ end, {
     return require("tether.commands").complete(arglead, cmdline)
   end,
 })
+
+-- The diagnostics tether's clients are sent (`tether/publishDiagnostics`): the versions the
+-- language servers computed them for are recorded from their first attach on.
+if vim.fn.has("nvim-0.10") == 1 then
+  vim.api.nvim_create_autocmd("LspAttach", {
+    group = vim.api.nvim_create_augroup("tether.attach", { clear = true }),
+    desc = "tether: forward the language servers' diagnostics",
+    callback = function(args)
+      require("tether.diagnostics").on_attach(args)
+    end,
+  })
+end

@@ -16,6 +16,9 @@ local M = {}
 ---@field root_markers? string[] Files or directories that mark a workspace root.
 ---@field highlight? integer|false How long, in milliseconds, changed text stays highlighted (default 1500); `false` turns it off.
 ---@field notify? boolean Name the tool and the files in a message after each change (default `true`).
+---@field diagnostics? boolean Send tether the diagnostics of the other language servers (default `true`).
+---@field editor_context? boolean Answer tether's questions about the visible windows, cursors and selections (default `true`).
+---@field language_requests? boolean Let tether's tools ask the other language servers (definition, references, symbols, hover, rename; default `true`).
 
 ---@class tether.ResolvedOptions
 ---@field binary string
@@ -27,6 +30,9 @@ local M = {}
 ---@field root_markers string[]
 ---@field highlight integer|false
 ---@field notify boolean
+---@field diagnostics boolean
+---@field editor_context boolean
+---@field language_requests boolean
 
 ---@type tether.ResolvedOptions
 M.defaults = {
@@ -39,6 +45,9 @@ M.defaults = {
   root_markers = { ".git", ".hg", ".jj", ".svn" },
   highlight = 1500,
   notify = true,
+  diagnostics = true,
+  editor_context = true,
+  language_requests = true,
 }
 
 ---Every option's name (the defaults leave some unset).
@@ -52,6 +61,9 @@ M.names = {
   "root_markers",
   "highlight",
   "notify",
+  "diagnostics",
+  "editor_context",
+  "language_requests",
 }
 
 ---The options in force: the defaults until `setup()` replaces them.
@@ -94,7 +106,9 @@ function M.resolve(opts)
   check("root_markers", opts.root_markers == nil or vim.islist(opts.root_markers), "a list of names")
   local hl = opts.highlight
   check("highlight", hl == nil or hl == false or (type(hl) == "number" and hl >= 0), "false or milliseconds")
-  check("notify", opts.notify == nil or type(opts.notify) == "boolean", "a boolean")
+  for _, name in ipairs({ "notify", "diagnostics", "editor_context", "language_requests" }) do
+    check(name, opts[name] == nil or type(opts[name]) == "boolean", "a boolean")
+  end
   for key in pairs(opts) do
     if not vim.tbl_contains(M.names, key) then
       error(("tether: unknown option %q"):format(tostring(key)), 0)
@@ -167,6 +181,17 @@ function M.overrides(options)
     filetypes = options.filetypes,
     root_markers = options.root_markers,
     init_options = { save = options.save },
+    -- What the editor shares with tether. Each is only ever asked for, except diagnostics, which
+    -- are sent as they change.
+    capabilities = {
+      experimental = {
+        tether = {
+          diagnostics = options.diagnostics,
+          editorContext = options.editor_context,
+          languageRequests = options.language_requests,
+        },
+      },
+    },
   }
 end
 

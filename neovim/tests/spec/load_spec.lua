@@ -17,6 +17,12 @@ H.test("every module loads with no error", function()
     "tether.log",
     "tether.commands",
     "tether.health",
+    "tether.position",
+    "tether.merge",
+    "tether.await",
+    "tether.diagnostics",
+    "tether.editor_context",
+    "tether.language_request",
   }) do
     local ok, err = pcall(require, mod)
     H.truthy(ok, ("require(%q) failed: %s"):format(mod, tostring(err)))

@@ -1,0 +1,306 @@
+-- `tether/publishDiagnostics`: the problems the editor's other language servers report, sent to
+-- tether so that its `diagnostics` tool can list them and a change's result can say what it
+-- broke or fixed.
+--
+-- Each buffer's diagnostics are read from `vim.diagnostic` (positions in bytes, so the
+-- notification is in utf-8), from the namespaces of every language server but tether, and sent
+-- whole, on every change (coalesced within one turn of the event loop), and to a tether client
+-- when it attaches.
+--
+-- The version: `vim.diagnostic` does not keep the document version a server computed its
+-- diagnostics for, so the LSP diagnostic handlers are wrapped to record it per server and
+-- buffer: the version the server stated (`PublishDiagnosticsParams.version`), else, for pushed
+-- diagnostics, the buffer's version when they arrived, and for pulled ones the version the
+-- request was made at. A buffer's diagnostics are stamped with the OLDEST version among its
+-- servers: a server that has not caught up with the latest change holds the buffer's
+-- diagnostics back, so that tether never takes stale problems for the result of a change. When a
+-- server's diagnostics are there without a recorded version (they arrived before the plugin
+-- was loaded), the version is `null`.
+
+local M = {}
+
+---Versions recorded: `stamps[bufnr][client_id]`.
+---@type table<integer, table<integer, integer>>
+M.stamps = {}
+
+---What was last sent to each tether client for each URI (JSON), to send a change only once.
+---@type table<integer, table<string, string>>
+local sent = {}
+
+---Buffers whose diagnostics changed and wait to be sent.
+---@type table<integer, true>
+local pending = {}
+local scheduled = false
+
+local installed = false
+
+---@param client vim.lsp.Client
+---@return boolean
+local function is_tether(client)
+  return require("tether.language_request").is_tether(client)
+end
+
+---Whether a tether client takes `tether/publishDiagnostics`: it announced the capability and its
+---server speaks protocol version 3 or newer.
+---@param client vim.lsp.Client
+---@return boolean
+function M.accepts(client)
+  return vim.tbl_get(client.capabilities or {}, "experimental", "tether", "diagnostics") == true
+    and (vim.tbl_get(client.server_capabilities or {}, "experimental", "tether", "protocolVersion") or 0) >= 3
+end
+
+---Records the version a server's diagnostics for a buffer belong to.
+---@param uri string
+---@param client_id integer
+---@param version? integer the version the server stated, if it did
+local function stamp(uri, client_id, version)
+  local fname = vim.uri_to_fname(uri)
+  if vim.fn.bufexists(fname) == 0 then
+    return
+  end
+  local bufnr = vim.fn.bufadd(fname)
+  if version == nil or version == vim.NIL then
+    version = vim.lsp.util.buf_versions[bufnr]
+  end
+  M.stamps[bufnr] = M.stamps[bufnr] or {}
+  M.stamps[bufnr][client_id] = version or -1
+  M.schedule(bufnr)
+end
+
+---Wraps Neovim's push and pull diagnostic handlers (once) to record versions. The module
+---functions are what Neovim's default handlers call, and what most custom handlers call in
+---turn, so wrapping them sees every diagnostic that reaches `vim.diagnostic` from a server.
+function M.install()
+  if installed then
+    return
+  end
+  installed = true
+  local lsp_diagnostic = vim.lsp.diagnostic
+  local on_publish = lsp_diagnostic.on_publish_diagnostics
+  lsp_diagnostic.on_publish_diagnostics = function(err, params, ctx, ...)
+    -- The version is read before the diagnostics are set: at receipt.
+    local fname = params and params.uri and vim.uri_to_fname(params.uri)
+    local at_receipt = nil ---@type integer?
+    if fname and vim.fn.bufexists(fname) == 1 then
+      at_receipt = vim.lsp.util.buf_versions[vim.fn.bufadd(fname)]
+    end
+    local results = { on_publish(err, params, ctx, ...) }
+    if params and params.uri and ctx and ctx.client_id then
+      local version = params.version
+      if version == nil or version == vim.NIL then
+        version = at_receipt
+      end
+      stamp(params.uri, ctx.client_id, version)
+    end
+    return unpack(results)
+  end
+  local on_diagnostic = lsp_diagnostic.on_diagnostic
+  if on_diagnostic then
+    lsp_diagnostic.on_diagnostic = function(err, result, ctx, ...)
+      local results = { on_diagnostic(err, result, ctx, ...) }
+      local uri = vim.tbl_get(ctx or {}, "params", "textDocument", "uri")
+      if err == nil and result and uri and ctx.client_id then
+        -- Pulled diagnostics (also an `unchanged` report) hold for the version requested.
+        stamp(uri, ctx.client_id, ctx.version)
+      end
+      return unpack(results)
+    end
+  end
+  local group = vim.api.nvim_create_augroup("tether.diagnostics", { clear = true })
+  vim.api.nvim_create_autocmd("DiagnosticChanged", {
+    group = group,
+    callback = function(args)
+      M.schedule(args.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd("LspDetach", {
+    group = group,
+    callback = function(args)
+      local client_id = args.data and args.data.client_id
+      if M.stamps[args.buf] and client_id then
+        M.stamps[args.buf][client_id] = nil
+        M.schedule(args.buf)
+      end
+    end,
+  })
+end
+
+---Queues a buffer's diagnostics to be sent once this turn of the event loop is over.
+---@param bufnr integer
+function M.schedule(bufnr)
+  pending[bufnr] = true
+  if scheduled then
+    return
+  end
+  scheduled = true
+  vim.schedule(function()
+    scheduled = false
+    local bufs = pending
+    pending = {}
+    for b in pairs(bufs) do
+      M.send(b)
+    end
+  end)
+end
+
+---The LSP client ids whose diagnostics a buffer holds or has had a version recorded for.
+---@param bufnr integer
+---@return integer[]
+local function sources(bufnr)
+  local ids = {} ---@type table<integer, true>
+  for id in pairs(M.stamps[bufnr] or {}) do
+    ids[id] = true
+  end
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    ids[client.id] = true
+  end
+  local out = vim.tbl_keys(ids)
+  table.sort(out)
+  return out
+end
+
+---A buffer's diagnostics from every language server but tether, as the notification's params,
+---and whether any language server has reported on the buffer (possibly that it has no problems).
+---@param bufnr integer
+---@return table params
+---@return boolean reported
+function M.params(bufnr)
+  local diagnostics = {}
+  local reported = false
+  local version ---@type integer|false|nil
+  for _, id in ipairs(sources(bufnr)) do
+    local client = vim.lsp.get_client_by_id(id)
+    if not (client and is_tether(client)) then
+      local found = {} ---@type vim.Diagnostic[]
+      for _, is_pull in ipairs({ false, true }) do
+        -- A stopped client's namespaces are gone from `vim.diagnostic` (reset on exit).
+        if client or not is_pull then
+          local ok, ns = pcall(vim.lsp.diagnostic.get_namespace, id, is_pull)
+          if ok then
+            vim.list_extend(found, vim.diagnostic.get(bufnr, { namespace = ns }))
+          end
+        end
+      end
+      local v = (M.stamps[bufnr] or {})[id]
+      if #found > 0 or v then
+        reported = true
+        if not v or v < 0 then
+          version = false -- diagnostics of unknown age
+        elseif version ~= false and (version == nil or v < version) then
+          version = v
+        end
+      end
+      for _, d in ipairs(found) do
+        table.insert(diagnostics, {
+          range = {
+            start = { line = d.lnum, character = d.col },
+            ["end"] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col },
+          },
+          severity = d.severity,
+          code = d.code,
+          source = d.source,
+          message = d.message,
+        })
+      end
+    end
+  end
+  if not vim.api.nvim_buf_is_loaded(bufnr) or not version then
+    version = nil
+  end
+  return {
+    uri = vim.uri_from_bufnr(bufnr),
+    version = version or vim.NIL,
+    positionEncoding = "utf-8",
+    diagnostics = diagnostics,
+  },
+    reported
+end
+
+---The tether clients a buffer's diagnostics go to: those attached to it, else (a file that is
+---not open) those whose workspace holds it.
+---@param bufnr integer
+---@return vim.lsp.Client[]
+local function receivers(bufnr)
+  local out = {}
+  for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    if is_tether(client) and M.accepts(client) then
+      table.insert(out, client)
+    end
+  end
+  if #out > 0 then
+    return out
+  end
+  local fname = vim.api.nvim_buf_get_name(bufnr)
+  for _, client in ipairs(vim.lsp.get_clients()) do
+    if is_tether(client) and M.accepts(client) then
+      for _, folder in ipairs(client.workspace_folders or {}) do
+        local dir = vim.uri_to_fname(folder.uri)
+        if vim.startswith(fname, dir .. "/") then
+          table.insert(out, client)
+          break
+        end
+      end
+    end
+  end
+  return out
+end
+
+---Sends a buffer's diagnostics to its tether clients, unless they have them already.
+---@param bufnr integer
+---@param only? vim.lsp.Client send to this client only
+function M.send(bufnr, only)
+  if not vim.api.nvim_buf_is_valid(bufnr) or vim.api.nvim_buf_get_name(bufnr) == "" then
+    return
+  end
+  local clients = only and { only } or receivers(bufnr)
+  if #clients == 0 then
+    return
+  end
+  local params, reported = M.params(bufnr)
+  local json = vim.json.encode(params)
+  for _, client in ipairs(clients) do
+    sent[client.id] = sent[client.id] or {}
+    if sent[client.id][params.uri] ~= json then
+      -- Nothing to say about a buffer no language server has reported on (no news is not "no
+      -- problems"); an empty list from a server that did report is sent.
+      if reported or sent[client.id][params.uri] then
+        sent[client.id][params.uri] = json
+        if vim.fn.has("nvim-0.11") == 1 then
+          client:notify("tether/publishDiagnostics", params)
+        else
+          ---@diagnostic disable-next-line: param-type-mismatch
+          client.notify("tether/publishDiagnostics", params)
+        end
+      end
+    end
+  end
+end
+
+---`LspAttach`: records versions from then on; when a tether client attaches, it gets the
+---diagnostics of the buffer and, the first time, of every buffer that has some.
+---@param args {buf: integer, data: {client_id: integer}}
+function M.on_attach(args)
+  M.install()
+  local client = vim.lsp.get_client_by_id(args.data.client_id)
+  if not client or not is_tether(client) or not M.accepts(client) then
+    return
+  end
+  if not sent[client.id] then
+    sent[client.id] = {}
+    local bufs = {} ---@type table<integer, true>
+    for _, d in ipairs(vim.diagnostic.get()) do
+      bufs[d.bufnr] = true
+    end
+    for b in pairs(M.stamps) do
+      bufs[b] = true
+    end
+    for b in pairs(bufs) do
+      if b ~= args.buf and vim.tbl_contains(receivers(b), client) then
+        M.send(b, client)
+      end
+    end
+  end
+  M.send(args.buf, client)
+end
+
+return M
