@@ -28,11 +28,18 @@ def nvim_bin() -> str:
 class Editor:
     """One Neovim process with tether attached to its buffers."""
 
-    def __init__(self, root: pathlib.Path, home: pathlib.Path, first_file: str, plugin: bool = False):
+    def __init__(
+        self, root: pathlib.Path, home: pathlib.Path, first_file: str, plugin: bool = False, env: dict | None = None
+    ):
         self.root = root
         sock = home / "nvim.sock"
         env = dict(
-            os.environ, TETHER_BIN=tether_bin(), TETHER_ROOT=str(root), TETHER_LOG="warn", TETHER_PLUGIN=str(int(plugin))
+            os.environ,
+            TETHER_BIN=tether_bin(),
+            TETHER_ROOT=str(root),
+            TETHER_LOG="warn",
+            TETHER_PLUGIN=str(int(plugin)),
+            **(env or {}),
         )
         for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
             (home / var).mkdir()
@@ -124,6 +131,22 @@ class Editor:
         except subprocess.TimeoutExpired:
             self.proc.kill()
         self.log.close()
+
+
+def basedpyright_bin() -> str:
+    """basedpyright's language server: TETHER_BASEDPYRIGHT, else the one scripts/install-basedpyright
+    installs into the cache (once)."""
+    path = os.environ.get("TETHER_BASEDPYRIGHT")
+    if not path:
+        script = HERE.parents[1] / "scripts" / "install-basedpyright"
+        try:
+            folder = subprocess.run([str(script)], capture_output=True, text=True, check=True).stdout.strip()
+        except subprocess.CalledProcessError as e:
+            pytest.fail(f"could not install basedpyright: {e.stderr}")
+        path = str(pathlib.Path(folder) / "basedpyright-langserver")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"no basedpyright-langserver at {path}; run scripts/install-basedpyright or set TETHER_BASEDPYRIGHT")
+    return path
 
 
 def text_of(result: dict) -> str:

@@ -72,6 +72,18 @@ else
   })
 end
 
+-- A real language server beside tether, for the tests of what tether learns from the editor:
+-- basedpyright for Python files when TETHER_BASEDPYRIGHT names its `basedpyright-langserver`.
+if vim.env.TETHER_BASEDPYRIGHT then
+  vim.lsp.config("basedpyright", {
+    cmd = { vim.env.TETHER_BASEDPYRIGHT, "--stdio" },
+    filetypes = { "python" },
+    root_markers = { "pyrightconfig.json", ".git" },
+    settings = { basedpyright = { analysis = { diagnosticMode = "openFilesOnly" } } },
+  })
+  vim.lsp.enable("basedpyright")
+end
+
 -- Test hooks: start a tool call without blocking Neovim's loop, and collect its answer.
 _G.tether_results = {}
 

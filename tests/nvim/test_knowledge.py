@@ -1,0 +1,165 @@
+"""What tether learns from the editor, in a real Neovim with tether's plugin and a real language
+server (basedpyright): the problems a change introduces, the problems of the workspace, the
+language server's definitions, references, symbols and hovers, a rename across an open dirty
+buffer and a file that was not open, and the user's Visual selection; the same through an
+assistant's `tether mcp` attached to the editor."""
+
+import json
+import re
+
+import pytest
+
+from assistant import text_of_sdk
+from conftest import Editor, basedpyright_bin, text_of, wait_until
+from editor_support import attach_assistant
+
+UTIL = 'def greet(name: str) -> str:\n    """Return a greeting."""\n    return "hello " + name\n'
+MAIN = 'from util import greet\n\n\ndef main() -> str:\n    return greet("world")\n'
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "pyrightconfig.json").write_text('{"typeCheckingMode": "standard"}\n')
+    (root / "util.py").write_text(UTIL)
+    (root / "main.py").write_text(MAIN)
+    return root
+
+
+@pytest.fixture
+def editor(project, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    e = Editor(project, home, "main.py", plugin=True, env={"TETHER_BASEDPYRIGHT": basedpyright_bin()})
+    wait_for_language_server(e)
+    yield e
+    e.close()
+
+
+def wait_for_language_server(editor: Editor):
+    """Until basedpyright is attached to the current buffer and has reported on it, and tether has
+    been sent that report."""
+    wait_until(
+        "basedpyright's first report on the buffer",
+        lambda: editor.lua(
+            "local b = vim.api.nvim_get_current_buf()"
+            " local c = vim.lsp.get_clients({bufnr = b, name = 'basedpyright'})[1]"
+            " local stamps = require('tether.diagnostics').stamps[b]"
+            " return c ~= nil and stamps ~= nil and stamps[c.id] ~= nil"
+        ),
+        timeout=60,
+    )
+
+
+def ok_json(result: dict):
+    assert result["isError"] is False, text_of(result)
+    return json.loads(result["content"][0]["text"])
+
+
+def after_change(content: list) -> list:
+    """The diagnostics_after_change item of a change's result."""
+    for item in content[1:]:
+        text = item["text"] if isinstance(item, dict) else item.text
+        if "diagnostics_after_change" in text:
+            return json.loads(text)["diagnostics_after_change"]
+    raise AssertionError(f"no diagnostics_after_change in {content}")
+
+
+def test_an_edit_reports_the_type_error_it_introduces_and_diagnostics_lists_it(editor):
+    r = editor.call("edit_file", path="main.py", old_string='greet("world")', new_string="greet(42)")
+    assert r["isError"] is False, text_of(r)
+    (report,) = after_change(r["content"])
+    assert report["path"] == "main.py"
+    assert report["status"] == "settled", report
+    assert report["errors"] == 1, report
+    (problem,) = report["introduced"]
+    assert problem["severity"] == "error" and problem["line"] == 5, problem
+    assert problem["column"] == 18 and problem["end_column"] == 20, problem  # `42`
+    assert "str" in problem["message"], problem
+    version = editor.lua("return vim.lsp.util.buf_versions[vim.api.nvim_get_current_buf()]")
+    assert report["version"] == version
+
+    listed = ok_json(editor.call("diagnostics", path="main.py"))
+    (entry,) = listed["files"]
+    assert entry["path"] == "main.py" and entry["version"] == version, listed
+    assert [(p["line"], p["severity"]) for p in entry["problems"]] == [(5, "error")], listed
+
+    fixed = editor.call("edit_file", path="main.py", old_string="greet(42)", new_string='greet("again")')
+    (report,) = after_change(fixed["content"])
+    assert report["errors"] == 0 and len(report["resolved"]) == 1, report
+
+
+def test_definition_references_symbols_and_hover_answer_from_the_language_server(editor):
+    found = ok_json(editor.call("definition", path="main.py", line=5, symbol="greet"))
+    assert [(loc["path"], loc["line"], loc["column"]) for loc in found["locations"]] == [("util.py", 1, 5)], found
+    assert found["locations"][0]["text"].startswith("def greet(")
+
+    refs = ok_json(editor.call("references", path="util.py", line=1, symbol="greet"))
+    places = sorted((loc["path"], loc["line"]) for loc in refs["locations"])
+    assert places == [("main.py", 1), ("main.py", 5), ("util.py", 1)], refs
+
+    outline = ok_json(editor.call("symbols", path="util.py"))
+    assert [(s["name"], s["kind"]) for s in outline["symbols"]] == [("greet", "function")], outline
+
+    search = ok_json(editor.call("symbols", query="greet"))
+    assert any(s["name"] == "greet" and s["path"] == "util.py" for s in search["symbols"]), search
+
+    hover = ok_json(editor.call("hover", path="main.py", line=5, symbol="greet"))
+    assert "def greet(name: str) -> str" in hover["contents"], hover
+    assert "Return a greeting." in hover["contents"], hover
+
+
+def renamed(text: str) -> str:
+    return re.sub(r"\bgreet\b", "welcome", text)
+
+
+def test_rename_reaches_a_dirty_open_buffer_and_a_file_that_was_not_open(editor):
+    editor.type_at(1, 0, "# typed\n")
+    typed = editor.text()
+    wait_until("the typed text to reach tether", lambda: "# typed" in text_of(editor.call("read_file", path="main.py")))
+    r = editor.call("rename_symbol", path="util.py", line=1, symbol="greet", new_name="welcome")
+    assert r["isError"] is False, text_of(r)
+    assert "renamed `greet` to `welcome`" in text_of(r), text_of(r)
+    assert editor.text() == renamed(typed)
+    assert editor.modified(), "the dirty buffer stays unsaved"
+    assert (editor.root / "main.py").read_text() == MAIN, "a dirty buffer's file is untouched"
+    wait_until(
+        "util.py renamed on disk",
+        lambda: (editor.root / "util.py").read_text() == renamed(UTIL),
+    )
+    editor.nvim.command("normal! u")
+    assert editor.text() == typed, "one `u` takes the rename back in the buffer"
+
+
+def test_editor_context_returns_the_visual_selection(editor):
+    editor.nvim.current.window.cursor = (5, 11)  # on `greet` in `    return greet("world")`
+    editor.nvim.input("v4l")
+    wait_until("Visual mode", lambda: editor.nvim.api.get_mode()["mode"] == "v")
+    context = ok_json(editor.call("editor_context"))
+    assert context["active"] == "main.py", context
+    (shown,) = context["editors"]
+    assert shown["active"] is True and shown["version"] is not None, shown
+    (selection,) = shown["selections"]
+    assert selection["text"] == "greet", selection
+    assert (selection["line"], selection["column"], selection["end_line"], selection["end_column"]) == (5, 12, 5, 17)
+    assert shown["visible"] == [{"line": 1, "end_line": 5}], shown
+    editor.nvim.input("<Esc>")
+
+
+def test_through_an_attached_tether_mcp(editor):
+    assistant = attach_assistant(editor.root, editor.runtime)
+    try:
+        r = assistant.call("edit_file", path="main.py", old_string='greet("world")', new_string="greet(None)")
+        assert not r.is_error, text_of_sdk(r)
+        (report,) = after_change(r.content)
+        assert report["status"] == "settled" and report["errors"] == 1, report
+        assert report["introduced"][0]["line"] == 5, report
+
+        d = assistant.call("definition", path="main.py", line=5, symbol="greet")
+        assert not d.is_error, text_of_sdk(d)
+        found = json.loads(text_of_sdk(d))
+        assert [(loc["path"], loc["line"]) for loc in found["locations"]] == [("util.py", 1)], found
+    finally:
+        assistant.close()
