@@ -184,15 +184,33 @@ local function request(client, method, params, handler, bufnr)
   return ok and id or nil
 end
 
----Calls `check()` every 50 ms until it returns a value or `ms` pass; hands that value (or nil) on.
+---Whether a language server (not tether) is still starting: one may yet attach.
+---@return boolean
+local function starting()
+  for _, client in ipairs(vim.lsp.get_clients()) do
+    if not client.initialized and not M.is_tether(client) then
+      return true
+    end
+  end
+  return false
+end
+
+---How long to keep looking for a server when none is starting: servers that are already running
+---attach to a newly loaded buffer within a few turns of the event loop.
+M.attach_grace = 500
+
+---Calls `check()` every 50 ms until it returns a value, or `ms` pass, or (after the grace
+---period) no language server is starting; hands that value (or nil) on.
 ---@param check fun(): any
 ---@param ms integer
 ---@param callback fun(value: any)
 local function poll(check, ms, callback)
-  local deadline = vim.uv.now() + ms
+  local started = vim.uv.now()
+  local deadline = started + ms
   local function step()
     local value = check()
-    if value or vim.uv.now() >= deadline then
+    local now = vim.uv.now()
+    if value or now >= deadline or (now - started >= M.attach_grace and not starting()) then
       callback(value)
     else
       vim.defer_fn(step, 50)

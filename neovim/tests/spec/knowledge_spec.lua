@@ -1,0 +1,143 @@
+-- What the plugin tells tether: diagnostics from other language servers with the version they
+-- belong to, the visible windows and cursors, and what it answers when no server can help. The
+-- other language servers here are in-process fakes (`cmd` as a Lua function).
+local H = require("helpers")
+
+if not H.bin() then
+  H.skip("knowledge", "TETHER_BIN is not set")
+  H.finish()
+end
+
+H.setup()
+local ws = H.workspace({ ["a.txt"] = "one\ntwo\nthree\n", ["b.txt"] = "alpha\nbeta\n" })
+
+---Starts a fake language server on `bufnr` that answers `initialize` and nothing else; returns
+---its client and a function that makes it publish diagnostics.
+---@param name string
+---@param bufnr integer
+---@return vim.lsp.Client
+---@return fun(params: table)
+local function fake_server(name, bufnr)
+  local dispatchers
+  local id = vim.lsp.start({
+    name = name,
+    cmd = function(d)
+      dispatchers = d
+      return {
+        request = function(method, _, callback)
+          callback(nil, method == "initialize" and { capabilities = { textDocumentSync = 1 } } or vim.NIL)
+          return true, 1
+        end,
+        notify = function() end,
+        is_closing = function()
+          return false
+        end,
+        terminate = function() end,
+      }
+    end,
+    root_dir = ws,
+  }, { bufnr = bufnr })
+  local client = assert(vim.lsp.get_client_by_id(assert(id)))
+  H.wait(function()
+    return client.initialized and client.attached_buffers[bufnr]
+  end, name .. " to attach")
+  return client, function(params)
+    dispatchers.notification("textDocument/publishDiagnostics", params)
+  end
+end
+
+---The `diagnostics` tool's answer for one file.
+---@param bufnr integer
+---@param path string
+---@return table?
+local function reported(bufnr, path)
+  local r = require("tether").call("diagnostics", { path = path }, { bufnr = bufnr })
+  assert(r and not r.isError, require("tether").text(r))
+  return vim.json.decode(require("tether").text(r)).files[1]
+end
+
+local function problem(line, message)
+  return {
+    range = { start = { line = line, character = 0 }, ["end"] = { line = line, character = 3 } },
+    severity = 1,
+    source = "fake",
+    message = message,
+  }
+end
+
+H.test("diagnostics reach tether with the version the server stated, and the oldest of two servers'", function()
+  local bufnr = H.open(ws .. "/a.txt")
+  local uri = vim.uri_from_bufnr(bufnr)
+  local _, publish_a = fake_server("fake-a", bufnr)
+  vim.api.nvim_buf_set_lines(bufnr, 0, 1, false, { "ONE" }) -- the buffer moves on past version 0
+  local version = vim.lsp.util.buf_versions[bufnr]
+  publish_a({ uri = uri, version = version, diagnostics = { problem(0, "first") } })
+  local file
+  H.wait(function()
+    file = reported(bufnr, "a.txt")
+    return file and file.version == version
+  end, "tether to hold fake-a's report")
+  H.eq(
+    { "first" },
+    vim.tbl_map(function(p)
+      return p.message
+    end, file.problems)
+  )
+
+  -- A second server that has reported on an older version holds the buffer's version back.
+  local _, publish_b = fake_server("fake-b", bufnr)
+  publish_b({ uri = uri, version = version - 1, diagnostics = { problem(1, "second") } })
+  H.wait(function()
+    file = reported(bufnr, "a.txt")
+    return file and #file.problems == 2
+  end, "tether to hold both reports")
+  H.eq(version - 1, file.version, "the older of the two versions")
+
+  -- Without a stated version, the buffer's version when the report arrived.
+  publish_b({ uri = uri, diagnostics = {} })
+  H.wait(function()
+    file = reported(bufnr, "a.txt")
+    return file and #file.problems == 1
+  end, "fake-b's empty report")
+  H.eq(version, file.version, "stamped at receipt")
+end)
+
+H.test("editor context: each file window with its cursor, the current one active and first", function()
+  local a = H.open(ws .. "/a.txt")
+  vim.cmd("vsplit")
+  local b = H.open(ws .. "/b.txt")
+  vim.api.nvim_win_set_cursor(0, { 2, 2 })
+  local r = require("tether").call("editor_context", {}, { bufnr = b })
+  assert(r and not r.isError, require("tether").text(r))
+  local context = vim.json.decode(require("tether").text(r))
+  H.eq("b.txt", context.active)
+  H.eq(
+    { "b.txt", "a.txt" },
+    vim.tbl_map(function(e)
+      return e.path
+    end, context.editors)
+  )
+  H.eq(
+    { { line = 2, column = 3, end_line = 2, end_column = 3, text = "" } },
+    context.editors[1].selections,
+    "the cursor"
+  )
+  H.eq(vim.lsp.util.buf_versions[b], context.editors[1].version)
+  H.eq({ { line = 1, end_line = 2 } }, context.editors[1].visible)
+  H.eq(false, context.editors[2].active)
+  H.eq(vim.api.nvim_buf_line_count(a), context.editors[2].visible[1].end_line)
+  vim.cmd("only")
+end)
+
+H.test("a language request on a file no language server serves says so", function()
+  local bufnr = H.open(ws .. "/b.txt")
+  local started = vim.uv.now()
+  local r = require("tether").call("definition", { path = "b.txt", line = 1, column = 1 }, { bufnr = bufnr })
+  local text = require("tether").text(r)
+  H.truthy(r.isError, text)
+  H.truthy(text:find("language server"), text)
+  -- No server is starting, so the plugin does not wait out its 5 s for one to attach.
+  H.truthy(vim.uv.now() - started < 3000, ("answered in %d ms"):format(vim.uv.now() - started))
+end)
+
+H.finish()
