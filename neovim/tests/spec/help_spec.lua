@@ -24,6 +24,10 @@ H.test(":help tether opens doc/tether.txt", function()
     "tether-avante",
     "tether-codecompanion",
     "TetherChanged",
+    "tether-knowledge",
+    "tether-diagnostics",
+    "tether-context",
+    "tether-language-requests",
   }) do
     local ok, err = pcall(vim.cmd.help, tag)
     H.truthy(ok, ("tag %s: %s"):format(tag, tostring(err)))
