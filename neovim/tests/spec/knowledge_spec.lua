@@ -46,6 +46,48 @@ local function fake_server(name, bufnr)
   end
 end
 
+---Starts a fake language server in utf-16 on `bufnr` that answers `textDocument/definition`
+---after `delay` ms with a location on line 0 of `target`, 9 utf-16 units in (after "a😀b中"...);
+---`seen` collects the positions it was asked about.
+---@param bufnr integer
+---@param target string
+---@param delay integer
+---@param seen lsp.Position[]
+local function fake_definition_server(bufnr, target, delay, seen)
+  local id = vim.lsp.start({
+    name = "fake-def",
+    cmd = function()
+      return {
+        request = function(method, params, callback)
+          if method == "initialize" then
+            callback(nil, { capabilities = { positionEncoding = "utf-16", definitionProvider = true } })
+          elseif method == "textDocument/definition" then
+            table.insert(seen, params.position)
+            vim.defer_fn(function()
+              local r = { start = { line = 0, character = 5 }, ["end"] = { line = 0, character = 6 } }
+              callback(nil, { { uri = vim.uri_from_fname(target), range = r } })
+            end, delay)
+          else
+            callback(nil, vim.NIL)
+          end
+          return true, #seen + 1
+        end,
+        notify = function() end,
+        is_closing = function()
+          return false
+        end,
+        terminate = function() end,
+      }
+    end,
+    root_dir = ws,
+  }, { bufnr = bufnr })
+  local client = assert(vim.lsp.get_client_by_id(assert(id)))
+  H.wait(function()
+    return client.initialized and client.attached_buffers[bufnr]
+  end, "fake-def to attach")
+  return client
+end
+
 ---The `diagnostics` tool's answer for one file.
 ---@param bufnr integer
 ---@param path string
@@ -138,6 +180,37 @@ H.test("a language request on a file no language server serves says so", functio
   H.truthy(text:find("language server"), text)
   -- No server is starting, so the plugin does not wait out its 5 s for one to attach.
   H.truthy(vim.uv.now() - started < 3000, ("answered in %d ms"):format(vim.uv.now() - started))
+end)
+
+H.test("a language request converts positions both ways while Neovim's loop runs on", function()
+  H.write(ws .. "/c.txt", "x😀y = 中(1)\n")
+  local bufnr = H.open(ws .. "/c.txt")
+  local seen = {}
+  local client = fake_definition_server(bufnr, ws .. "/c.txt", 600, seen)
+  H.eq("utf-16", client.offset_encoding)
+  local ticks, answer = 0, nil
+  local timer = assert(vim.uv.new_timer())
+  timer:start(0, 20, function()
+    ticks = ticks + 1
+  end)
+  -- Column 5 (1-based characters) is `=`: byte 7, utf-16 unit 5.
+  require("tether").call("definition", { path = "c.txt", line = 1, column = 5 }, { bufnr = bufnr }, function(err, r)
+    answer = { err = err, result = r }
+  end)
+  H.wait(function()
+    return answer
+  end, "the definition")
+  timer:stop()
+  timer:close()
+  H.eq(nil, answer.err)
+  local text = require("tether").text(answer.result)
+  H.truthy(not answer.result.isError, text)
+  H.eq({ { line = 0, character = 5 } }, seen, "the position the server was asked about, in utf-16")
+  local loc = vim.json.decode(text).locations[1]
+  -- utf-16 unit 5 is `=` again: the 5th character.
+  H.eq({ "c.txt", 1, 5 }, { loc.path, loc.line, loc.column })
+  H.truthy(ticks >= 15, ("the event loop ran while the server took 600 ms (%d ticks)"):format(ticks))
+  vim.lsp.stop_client(client.id, true)
 end)
 
 H.finish()
