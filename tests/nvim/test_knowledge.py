@@ -148,6 +148,28 @@ def test_editor_context_returns_the_visual_selection(editor):
     editor.nvim.input("<Esc>")
 
 
+@pytest.mark.parametrize(
+    "row, keys, mode, want",
+    [
+        # Linewise: whole lines, line breaks included...
+        (1, "Vj", "V", [(1, 1, 3, 1, "from util import greet\n\n")]),
+        # ...but at the end of the buffer, the last line ends the selection.
+        (4, "Vj", "V", [(4, 1, 5, 26, 'def main() -> str:\n    return greet("world")')]),
+        # A block: one selection per line, the same screen columns on each.
+        (4, "<C-v>j2l", "\x16", [(4, 1, 4, 4, "def"), (5, 1, 5, 4, "   ")]),
+    ],
+)
+def test_editor_context_returns_linewise_and_block_selections(editor, row, keys, mode, want):
+    editor.nvim.current.window.cursor = (row, 0)
+    editor.nvim.input(keys)
+    wait_until(f"Visual mode {mode!r}", lambda: editor.nvim.api.get_mode()["mode"] == mode)
+    context = ok_json(editor.call("editor_context"))
+    selections = context["editors"][0]["selections"]
+    got = [(s["line"], s["column"], s["end_line"], s["end_column"], s["text"]) for s in selections]
+    assert got == want, context
+    editor.nvim.input("<Esc>")
+
+
 def test_through_an_attached_tether_mcp(editor):
     assistant = attach_assistant(editor.root, editor.runtime)
     try:

@@ -86,6 +86,8 @@ function M.load(uri)
     if not ok then
       return nil, tostring(err)
     end
+    -- Listed, so that a tool's change to it (a rename, left unsaved with `save = "never"`)
+    -- shows in `:ls` and is not lost at `:qa` without a warning.
     vim.bo[bufnr].buflisted = true
   end
   if vim.bo[bufnr].filetype == "" then
