@@ -28,6 +28,10 @@ export interface Settings {
   readonly shareEditorContext: boolean;
   /** `tether.shareLanguageFeatures`: answer tether's symbol, definition, reference, hover and rename questions. */
   readonly shareLanguageFeatures: boolean;
+  /** `tether.deny`: globs of paths no tool may touch. */
+  readonly deny: readonly string[];
+  /** `tether.denySecrets`: hide the usual secrets files too. */
+  readonly denySecrets: boolean;
 }
 
 /** The defaults, as `package.json` declares them. */
@@ -40,6 +44,8 @@ export const DEFAULTS: Settings = {
   shareDiagnostics: true,
   shareEditorContext: true,
   shareLanguageFeatures: true,
+  deny: [],
+  denySecrets: false,
 };
 
 /** Reads one setting by its key under `tether.` (`server.path`, `profile`, ...). */
@@ -68,7 +74,14 @@ export function readSettings(get: Get): Settings {
     shareDiagnostics: flag("shareDiagnostics", DEFAULTS.shareDiagnostics),
     shareEditorContext: flag("shareEditorContext", DEFAULTS.shareEditorContext),
     shareLanguageFeatures: flag("shareLanguageFeatures", DEFAULTS.shareLanguageFeatures),
+    deny: globs(get("deny")),
+    denySecrets: flag("denySecrets", DEFAULTS.denySecrets),
   };
+}
+
+/** The non-empty strings of a list setting (anything else is left out). */
+function globs(v: unknown): readonly string[] {
+  return Array.isArray(v) ? v.filter((g): g is string => typeof g === "string" && g.trim() !== "") : [];
 }
 
 /** The arguments of `tether lsp`. */
@@ -77,8 +90,12 @@ export function lspArgs(s: Settings): string[] {
 }
 
 /** The `initializationOptions` sent in `initialize`. */
-export function initializationOptions(s: Settings): { save: SavePolicy } {
-  return { save: s.save };
+export function initializationOptions(s: Settings): {
+  save: SavePolicy;
+  deny?: { patterns: readonly string[]; secrets: boolean };
+} {
+  const hides = s.deny.length > 0 || s.denySecrets;
+  return { save: s.save, ...(hides ? { deny: { patterns: s.deny, secrets: s.denySecrets } } : {}) };
 }
 
 /**
@@ -111,6 +128,9 @@ export function needsRestart(before: Settings, after: Settings): boolean {
     // The capabilities are announced once, in `initialize`.
     before.shareDiagnostics !== after.shareDiagnostics ||
     before.shareEditorContext !== after.shareEditorContext ||
-    before.shareLanguageFeatures !== after.shareLanguageFeatures
+    before.shareLanguageFeatures !== after.shareLanguageFeatures ||
+    // The deny list is an initialization option.
+    before.denySecrets !== after.denySecrets ||
+    before.deny.join("\n") !== after.deny.join("\n")
   );
 }

@@ -19,6 +19,8 @@ local M = {}
 ---@field diagnostics? boolean Send tether the diagnostics of the other language servers (default `true`).
 ---@field editor_context? boolean Answer tether's questions about the visible windows, cursors and selections (default `true`).
 ---@field language_requests? boolean Let tether's tools ask the other language servers (definition, references, symbols, hover, rename; default `true`).
+---@field deny? string[] Globs of paths no tool may read, list, search or change, and whose buffers no tool shows (default none); `".env"` matches a name anywhere, `"config/secrets/**"` a path from the root.
+---@field deny_secrets? boolean Hide the usual secrets files too: `.env`, `.env.local`, `*.pem`, `*.key`, SSH keys, `.netrc` (default `false`).
 
 ---@class tether.ResolvedOptions
 ---@field binary string
@@ -33,6 +35,8 @@ local M = {}
 ---@field diagnostics boolean
 ---@field editor_context boolean
 ---@field language_requests boolean
+---@field deny string[]
+---@field deny_secrets boolean
 
 ---@type tether.ResolvedOptions
 M.defaults = {
@@ -48,6 +52,8 @@ M.defaults = {
   diagnostics = true,
   editor_context = true,
   language_requests = true,
+  deny = {},
+  deny_secrets = false,
 }
 
 ---Every option's name (the defaults leave some unset).
@@ -64,6 +70,8 @@ M.names = {
   "diagnostics",
   "editor_context",
   "language_requests",
+  "deny",
+  "deny_secrets",
 }
 
 ---The options in force: the defaults until `setup()` replaces them.
@@ -106,7 +114,8 @@ function M.resolve(opts)
   check("root_markers", opts.root_markers == nil or vim.islist(opts.root_markers), "a list of names")
   local hl = opts.highlight
   check("highlight", hl == nil or hl == false or (type(hl) == "number" and hl >= 0), "false or milliseconds")
-  for _, name in ipairs({ "notify", "diagnostics", "editor_context", "language_requests" }) do
+  check("deny", opts.deny == nil or vim.islist(opts.deny), "a list of globs")
+  for _, name in ipairs({ "notify", "diagnostics", "editor_context", "language_requests", "deny_secrets" }) do
     check(name, opts[name] == nil or type(opts[name]) == "boolean", "a boolean")
   end
   for key in pairs(opts) do
@@ -180,7 +189,13 @@ function M.overrides(options)
     cmd = M.cmd(options),
     filetypes = options.filetypes,
     root_markers = options.root_markers,
-    init_options = { save = options.save },
+    init_options = {
+      save = options.save,
+      -- Only when it hides something: an empty Lua table would be sent as a JSON object.
+      deny = (#options.deny > 0 or options.deny_secrets)
+          and { patterns = options.deny, secrets = options.deny_secrets }
+        or nil,
+    },
     -- What the editor shares with tether. Each is only ever asked for, except diagnostics, which
     -- are sent as they change.
     capabilities = {

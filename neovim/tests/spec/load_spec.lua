@@ -68,6 +68,15 @@ H.test("setup() builds the command from the options", function()
   H.eq(true, vim.lsp.is_enabled("tether"), "enabled")
 end)
 
+H.test("setup() passes the deny list to the server", function()
+  require("tether").setup({ binary = "/opt/tether/bin/tether", deny = { ".env", "secrets/**" }, deny_secrets = true })
+  local cfg = vim.lsp.config.tether
+  H.eq({ patterns = { ".env", "secrets/**" }, secrets = true }, cfg.init_options.deny, "deny")
+  local ok, err = pcall(require("tether").setup, { deny = ".env" })
+  H.eq(false, ok, "a string is not a list")
+  H.eq(true, tostring(err):find("deny", 1, true) ~= nil, tostring(err))
+end)
+
 H.test("a second setup() replaces the first one's options", function()
   require("tether").setup({ binary = "/opt/tether/bin/tether", filetypes = { "lua" }, read_only = true })
   require("tether").setup({ binary = "/opt/tether/bin/tether" })

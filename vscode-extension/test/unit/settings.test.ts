@@ -28,6 +28,8 @@ describe("readSettings", () => {
       shareDiagnostics: true,
       shareEditorContext: true,
       shareLanguageFeatures: true,
+      deny: [],
+      denySecrets: false,
     });
   });
 
@@ -42,6 +44,8 @@ describe("readSettings", () => {
         shareDiagnostics: false,
         shareEditorContext: false,
         shareLanguageFeatures: false,
+        deny: ["*.pem"],
+        denySecrets: true,
       }),
       {
         serverPath: "/opt/tether",
@@ -52,6 +56,8 @@ describe("readSettings", () => {
         shareDiagnostics: false,
         shareEditorContext: false,
         shareLanguageFeatures: false,
+        deny: ["*.pem"],
+        denySecrets: true,
       },
     );
   });
@@ -67,6 +73,8 @@ describe("readSettings", () => {
         shareDiagnostics: "no",
         shareEditorContext: 0,
         shareLanguageFeatures: null,
+        deny: ".env",
+        denySecrets: "yes",
       }),
       DEFAULTS,
     );
@@ -89,6 +97,19 @@ describe("server arguments", () => {
   it("passes the save policy as initializationOptions", () => {
     assert.deepEqual(initializationOptions(DEFAULTS), { save: "clean" });
     assert.deepEqual(initializationOptions({ ...DEFAULTS, save: "never" }), { save: "never" });
+  });
+
+  it("passes the deny list only when it hides something", () => {
+    const read = readSettings((key) => ({ deny: [".env", 3, " ", "*.pem"], denySecrets: true })[key]);
+    assert.deepEqual(read.deny, [".env", "*.pem"]);
+    assert.deepEqual(initializationOptions(read), {
+      save: "clean",
+      deny: { patterns: [".env", "*.pem"], secrets: true },
+    });
+    assert.deepEqual(initializationOptions({ ...DEFAULTS, denySecrets: true }), {
+      save: "clean",
+      deny: { patterns: [], secrets: true },
+    });
   });
 
   it("announces the capabilities whose sharing is on, and always saveDocuments", () => {
@@ -134,6 +155,8 @@ describe("needsRestart", () => {
       { shareDiagnostics: false },
       { shareEditorContext: false },
       { shareLanguageFeatures: false },
+      { deny: [".env"] },
+      { denySecrets: true },
     ]) {
       assert.equal(needsRestart(DEFAULTS, { ...DEFAULTS, ...change }), true, JSON.stringify(change));
     }
