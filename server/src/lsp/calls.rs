@@ -82,6 +82,9 @@ impl Shared {
             if !delivered.retry || attempt >= max || cancel.is_cancelled() {
                 if let (Ok(r), Some(applied)) = (&mut result, &delivered.applied) {
                     say_where(r, applied, profile.as_ref(), caller);
+                    if let Some(outcome) = delivered.review.as_ref().filter(|_| !r.is_error) {
+                        add_item(r, outcome.to_json().to_string());
+                    }
                     if wants_diagnostics && !r.is_error && !delivered.edited.is_empty() {
                         self.add_diagnostics(r, &delivered.edited, &before, &cancel).await;
                     }
@@ -170,14 +173,18 @@ impl Shared {
                 report_json(&ctx, path, *base, old, after.as_ref(), started.elapsed())
             })
             .collect();
-        let text = serde_json::json!({ "diagnostics_after_change": reports }).to_string();
-        if result.items.is_empty() {
-            result.items.push(Item::Text(result.text.clone()));
-        }
-        result.items.push(Item::Text(text.clone()));
-        result.text.push_str("\n\n");
-        result.text.push_str(&text);
+        add_item(result, serde_json::json!({ "diagnostics_after_change": reports }).to_string());
     }
+}
+
+/// Ends `result` with a content item of its own (a contract's own text stays its first item).
+fn add_item(result: &mut CallResult, text: String) {
+    if result.items.is_empty() {
+        result.items.push(Item::Text(result.text.clone()));
+    }
+    result.text.push_str("\n\n");
+    result.text.push_str(&text);
+    result.items.push(Item::Text(text));
 }
 
 /// The one place a result is told where its changes went: the buffers a change reached (saved,

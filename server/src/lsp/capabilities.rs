@@ -31,6 +31,8 @@ pub struct ClientCaps {
     pub editor_context: bool,
     /// `experimental.tether.languageRequests`: the client answers `tether/languageRequest`.
     pub language_requests: bool,
+    /// `experimental.tether.review`: the client answers `tether/review`.
+    pub review: bool,
 }
 
 impl Default for ClientCaps {
@@ -46,6 +48,7 @@ impl Default for ClientCaps {
             diagnostics: false,
             editor_context: false,
             language_requests: false,
+            review: false,
         }
     }
 }
@@ -76,6 +79,7 @@ impl ClientCaps {
             diagnostics: ours(protocol::DIAGNOSTICS_CAPABILITY),
             editor_context: ours(protocol::EDITOR_CONTEXT_CAPABILITY),
             language_requests: ours(protocol::LANGUAGE_REQUESTS_CAPABILITY),
+            review: ours(protocol::REVIEW_CAPABILITY),
         }
     }
 }
@@ -178,6 +182,7 @@ mod tests {
                 diagnostics: true,
                 editor_context: false,
                 language_requests: true,
+                review: false,
             }
         );
         // Resource operations imply documentChanges, as in Neovim 0.11's capabilities.

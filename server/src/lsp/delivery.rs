@@ -20,7 +20,7 @@ use super::convert::{anchor_before_final_break, from_lsp, text_edits, workspace_
 use super::ops::{DocEdit, EditorOp};
 use super::options::SavePolicy;
 use super::protocol::{SaveDocuments, SaveDocumentsParams};
-use super::shared::Shared;
+use super::shared::{request_within, Shared};
 use super::store::{DocState, Following};
 use super::track::{replace_all, Sent, Verdict};
 use crate::edit::{minimal_changes, Base, EditPlan, TextChange};
@@ -93,14 +93,14 @@ impl Delivery {
             });
         }
         let limits = &self.shared.options.limits;
-        match tokio::time::timeout(limits.apply_timeout, self.send_edit(edit, label)).await {
-            Err(_) => Err(Refusal::NoAnswer),
-            Ok(Err(e)) => Err(Refusal::Refused { reason: e.message.to_string(), failed: None }),
-            Ok(Ok(r)) if !r.applied => Err(Refusal::Refused {
+        match self.send_edit(edit, label, limits.apply_timeout).await {
+            None => Err(Refusal::NoAnswer),
+            Some(Err(e)) => Err(Refusal::Refused { reason: e.message.to_string(), failed: None }),
+            Some(Ok(r)) if !r.applied => Err(Refusal::Refused {
                 reason: r.failure_reason.unwrap_or_default(),
                 failed: r.failed_change.and_then(|i| order.get(i as usize).copied()),
             }),
-            Ok(Ok(_)) => {
+            Some(Ok(_)) => {
                 // Every change notification read after this point was sent after the answer.
                 let arrived = self.shared.arrivals.read();
                 following.iter().flatten().for_each(|f| f.answered(arrived));
@@ -125,14 +125,16 @@ impl Delivery {
         }))
     }
 
-    /// Sends one `workspace/applyEdit` labelled `label`.
+    /// Sends one `workspace/applyEdit` labelled `label` and waits at most `timeout` for the
+    /// answer (`None`: none came in time).
     async fn send_edit(
         &self,
         edit: WorkspaceEdit,
         label: &str,
-    ) -> tower_lsp::jsonrpc::Result<ApplyWorkspaceEditResponse> {
+        timeout: Duration,
+    ) -> Option<tower_lsp::jsonrpc::Result<ApplyWorkspaceEditResponse>> {
         let params = ApplyWorkspaceEditParams { label: Some(label.to_owned()), edit };
-        self.shared.client.send_request::<tower_lsp::lsp_types::request::ApplyWorkspaceEdit>(params).await
+        request_within::<tower_lsp::lsp_types::request::ApplyWorkspaceEdit>(&self.shared.client, params, timeout).await
     }
 
     /// Moves an edit that landed at stale positions where it belongs: one versioned edit against
@@ -272,14 +274,14 @@ impl Delivery {
         }
         if caps.save_documents {
             let params = SaveDocumentsParams { uris: to_save.iter().map(|(_, e, _)| e.uri.clone()).collect() };
-            let request = self.shared.client.send_request::<SaveDocuments>(params);
-            let saved = match tokio::time::timeout(self.shared.options.limits.save_timeout, request).await {
-                Ok(Ok(r)) => r.saved,
-                Ok(Err(e)) => {
+            let timeout = self.shared.options.limits.save_timeout;
+            let saved = match request_within::<SaveDocuments>(&self.shared.client, params, timeout).await {
+                Some(Ok(r)) => r.saved,
+                Some(Err(e)) => {
                     tracing::warn!(error = %e.message, "tether/saveDocuments failed; the edited buffers stay unsaved");
                     Vec::new()
                 }
-                Err(_) => {
+                None => {
                     tracing::warn!("tether/saveDocuments got no answer in time; the edited buffers stay unsaved");
                     Vec::new()
                 }

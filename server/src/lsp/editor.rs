@@ -14,7 +14,7 @@ use tower_lsp::lsp_types as lsp;
 use super::capabilities::ClientCaps;
 use super::convert::{canonical, from_lsp, path_of, to_lsp, uri_of};
 use super::protocol::{self, EditorContext, LanguageRequest, LanguageRequestParams};
-use super::shared::Shared;
+use super::shared::{request_within, Shared};
 use crate::error::{Error, ErrorKind, Result};
 use crate::text::PositionEncoding;
 use crate::tools::knowledge::{
@@ -48,16 +48,14 @@ impl LspEditor {
     fn request<R>(&self, params: R::Params, timeout: Duration, what: &str) -> Result<R::Result>
     where
         R: lsp::request::Request,
-        R::Params: Send,
-        R::Result: Send,
+        R::Params: Send + 'static,
+        R::Result: Send + 'static,
     {
-        let client = self.shared.client.clone();
-        let answer =
-            self.handle.block_on(async move { tokio::time::timeout(timeout, client.send_request::<R>(params)).await });
+        let answer = self.handle.block_on(request_within::<R>(&self.shared.client, params, timeout));
         match answer {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(e)) => Err(Error::new(ErrorKind::IoError, format!("the editor could not {what}: {}", e.message))),
-            Err(_) => {
+            Some(Ok(result)) => Ok(result),
+            Some(Err(e)) => Err(Error::new(ErrorKind::IoError, format!("the editor could not {what}: {}", e.message))),
+            None => {
                 Err(Error::new(ErrorKind::Timeout, format!("the editor did not {what} within {} s", timeout.as_secs())))
             }
         }

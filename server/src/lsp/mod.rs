@@ -28,6 +28,7 @@ mod ops;
 mod options;
 mod progress;
 pub mod protocol;
+mod review;
 mod server;
 mod shared;
 mod sink;

@@ -19,7 +19,7 @@ use tower_lsp::lsp_types::{
 };
 use tower_lsp::Client;
 
-use super::shared::Shared;
+use super::shared::{request_within, Shared};
 
 /// How long the client has to answer `window/workDoneProgress/create`.
 const CREATE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -57,18 +57,17 @@ impl Progress {
             }
             let n = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
             let token = NumberOrString::String(format!("tether/{}/{n}", std::process::id()));
-            let create = task_client
-                .send_request::<WorkDoneProgressCreate>(WorkDoneProgressCreateParams { token: token.clone() });
-            match tokio::time::timeout(CREATE_TIMEOUT, create).await {
-                Ok(Ok(())) => {
+            let params = WorkDoneProgressCreateParams { token: token.clone() };
+            match request_within::<WorkDoneProgressCreate>(&task_client, params, CREATE_TIMEOUT).await {
+                Some(Ok(())) => {
                     begin(&task_client, token.clone(), title).await;
                     Some(token)
                 }
-                Ok(Err(e)) => {
+                Some(Err(e)) => {
                     tracing::debug!(error = %e, "the client refused a progress token");
                     None
                 }
-                Err(_) => None,
+                None => None,
             }
         });
         Progress { client, given: None, delayed: Some((done_tx, task)) }

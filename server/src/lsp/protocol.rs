@@ -18,6 +18,8 @@ pub const COMMANDS: &[&str] = &[CALL_TOOL, LIST_TOOLS];
 pub const SAVE_DOCUMENTS: &str = "tether/saveDocuments";
 /// Server-to-client request: what the user is looking at.
 pub const EDITOR_CONTEXT: &str = "tether/editorContext";
+/// Server-to-client request: show a change to the user and wait for their decision.
+pub const REVIEW: &str = "tether/review";
 /// Server-to-client request: ask the editor's other language servers.
 pub const LANGUAGE_REQUEST: &str = "tether/languageRequest";
 /// Client-to-server request (debugging and tests only): a document as the server holds it.
@@ -27,7 +29,7 @@ pub const PUBLISH_DIAGNOSTICS: &str = "tether/publishDiagnostics";
 /// The custom methods the server handles (client to server).
 pub const SERVER_METHODS: &[&str] = &[PUBLISH_DIAGNOSTICS, DEBUG_DOCUMENT];
 /// The custom methods the server sends (server to client).
-pub const CLIENT_METHODS: &[&str] = &[SAVE_DOCUMENTS, EDITOR_CONTEXT, LANGUAGE_REQUEST];
+pub const CLIENT_METHODS: &[&str] = &[SAVE_DOCUMENTS, EDITOR_CONTEXT, LANGUAGE_REQUEST, REVIEW];
 
 /// `initializationOptions` key: the save policy, `"clean"` or `"never"`.
 pub const SAVE_OPTION: &str = "save";
@@ -35,8 +37,11 @@ pub const SAVE_OPTION: &str = "save";
 pub const DIAGNOSTICS_OPTION: &str = "diagnostics";
 /// `initializationOptions` key: paths no tool may touch (`patterns`, `secrets`).
 pub const DENY_OPTION: &str = "deny";
+/// `initializationOptions` key (and `workspace/didChangeConfiguration` setting under `tether`):
+/// review before apply (`mode`, `rules`, `timeout`).
+pub const REVIEW_OPTION: &str = "review";
 /// Every `initializationOptions` key the server reads.
-pub const INIT_OPTIONS: &[&str] = &[DENY_OPTION, DIAGNOSTICS_OPTION, SAVE_OPTION];
+pub const INIT_OPTIONS: &[&str] = &[DENY_OPTION, DIAGNOSTICS_OPTION, REVIEW_OPTION, SAVE_OPTION];
 
 /// The key under `experimental` (in client and server capabilities) where tether's own
 /// capabilities live.
@@ -49,6 +54,8 @@ pub const DIAGNOSTICS_CAPABILITY: &str = "diagnostics";
 pub const EDITOR_CONTEXT_CAPABILITY: &str = "editorContext";
 /// The client capability, under `experimental.tether`, announcing `tether/languageRequest`.
 pub const LANGUAGE_REQUESTS_CAPABILITY: &str = "languageRequests";
+/// The client capability, under `experimental.tether`, announcing `tether/review`.
+pub const REVIEW_CAPABILITY: &str = "review";
 /// The server capability, under `experimental.tether`, giving this protocol's version.
 pub const PROTOCOL_VERSION_CAPABILITY: &str = "protocolVersion";
 /// The version of this protocol, announced in `experimental.tether.protocolVersion`.
@@ -232,4 +239,40 @@ impl tower_lsp::lsp_types::request::Request for LanguageRequest {
     type Params = LanguageRequestParams;
     type Result = LanguageRequestResult;
     const METHOD: &'static str = LANGUAGE_REQUEST;
+}
+
+/// The user's answer about one file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct ReviewFileAnswer {
+    /// The file, as the proposal named it.
+    pub uri: String,
+    /// `accept` or `reject`.
+    pub decision: String,
+    /// The text to write instead of the proposed one (edited by the user, or only some hunks).
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+/// The user's answer to a proposal.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct ReviewAnswer {
+    /// `accept` (all), `reject` (all) or `partial` (per file).
+    pub decision: String,
+    /// Why, when the user said.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Per file, for `partial` (and for `accept` with edited text).
+    #[serde(default)]
+    pub files: Vec<ReviewFileAnswer>,
+}
+
+/// `tether/review` (server to client): params are the proposal (`lsp/review.rs`), the result the
+/// user's answer.
+#[derive(Debug)]
+pub enum Review {}
+
+impl tower_lsp::lsp_types::request::Request for Review {
+    type Params = Value;
+    type Result = ReviewAnswer;
+    const METHOD: &'static str = REVIEW;
 }

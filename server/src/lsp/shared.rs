@@ -45,6 +45,8 @@ pub(crate) struct Shared {
     after_change: OnceLock<AfterChange>,
     /// The deny list, with what the editor added in `initializationOptions`.
     deny: OnceLock<crate::workspace::Deny>,
+    /// Review before apply, as the editor set it (at `initialize`, and since).
+    review: Mutex<super::review::Settings>,
     /// Whether `shutdown` was received.
     shut_down: AtomicBool,
     /// Tool calls answered so far, so that an idle server can give back memory.
@@ -75,6 +77,7 @@ impl Shared {
             diagnostics: Diagnostics::default(),
             after_change: OnceLock::new(),
             deny: OnceLock::new(),
+            review: Mutex::default(),
             shut_down: AtomicBool::new(false),
             answered: AtomicU64::new(0),
             roots: Mutex::new((Vec::new(), None)),
@@ -132,6 +135,16 @@ impl Shared {
     /// Records the deny list the editor's options make; only `initialize` calls this, once.
     pub fn set_deny(&self, deny: crate::workspace::Deny) {
         let _ = self.deny.set(deny);
+    }
+
+    /// The review setup now.
+    pub fn review(&self) -> super::review::Settings {
+        self.review.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Replaces the review setup (`initialize`, `workspace/didChangeConfiguration`).
+    pub fn set_review(&self, settings: super::review::Settings) {
+        *self.review.lock().unwrap_or_else(|e| e.into_inner()) = settings;
     }
 
     /// The current workspace, if the editor opened any folder.
@@ -192,6 +205,30 @@ impl Shared {
         let p: Arc<dyn Profile> = Arc::from((self.options.profiles)(name)?);
         cache.insert(name.to_owned(), p.clone());
         Ok(p)
+    }
+}
+
+/// Sends request `R` to the client and waits at most `timeout` for its answer (`None`: none came
+/// in time). The request runs on a task of its own that keeps waiting after the timeout:
+/// tower-lsp 0.20 panics on an answer whose waiter was dropped (`Pending::insert`, "receiver
+/// already dropped"), which took the whole server down when an editor answered late.
+pub(crate) async fn request_within<R>(
+    client: &Client,
+    params: R::Params,
+    timeout: std::time::Duration,
+) -> Option<jsonrpc::Result<R::Result>>
+where
+    R: tower_lsp::lsp_types::request::Request,
+    R::Params: Send + 'static,
+    R::Result: Send + 'static,
+{
+    let client = client.clone();
+    let mut answer = tokio::spawn(async move { client.send_request::<R>(params).await });
+    match tokio::time::timeout(timeout, &mut answer).await {
+        Ok(Ok(result)) => Some(result),
+        // The task panicked or was cancelled: as good as no answer.
+        Ok(Err(_)) => None,
+        Err(_) => None,
     }
 }
 

@@ -35,7 +35,7 @@ use super::capabilities::ClientCaps;
 use super::convert::uri_of;
 use super::delivery::{about_versions, doc_edit, Delivery, Landing, Refusal};
 use super::ops::EditorOp;
-use super::shared::Shared;
+use super::shared::{request_within, Shared};
 use super::track::Verdict;
 use crate::edit::{minimal_changes, EditPlan, FileOp};
 use crate::error::{Error, ErrorKind, Result};
@@ -55,6 +55,8 @@ pub(crate) struct Delivered {
     /// Each open document the plan sent the editor an edit for (its real path), with the version
     /// the edit was made against: its diagnostics must be for a later one.
     pub edited: Vec<(std::path::PathBuf, i32)>,
+    /// What the user decided, when the change waited for their review.
+    pub review: Option<super::review::Outcome>,
 }
 
 /// The sink of one attempt of one tool call inside `tether lsp`.
@@ -64,6 +66,8 @@ pub(crate) struct EditorSink {
     handle: Handle,
     /// The `label` of the workspace edits: says which tool made them.
     label: String,
+    /// The tool's name.
+    tool: String,
     last_attempt: bool,
     /// Whether the call came from the editor's own request (`workspace/executeCommand`), which
     /// some editors must see answered before they report the edit's change.
@@ -81,6 +85,7 @@ impl EditorSink {
             shared,
             handle,
             label: format!("tether: {tool}"),
+            tool: tool.to_owned(),
             last_attempt,
             from_editor,
             delivered: std::sync::Mutex::default(),
@@ -363,13 +368,73 @@ impl EditorSink {
 
 impl Sink for EditorSink {
     fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
-        let applied = self.apply_plan(vfs, plan)?;
-        self.delivery_state().applied = Some(applied.clone());
+        let Some((reviewed, outcome)) = self.review(vfs, plan)? else {
+            let applied = self.apply_plan(vfs, plan)?;
+            self.delivery_state().applied = Some(applied.clone());
+            return Ok(applied);
+        };
+        let applied = self.apply_plan(vfs, &reviewed).map_err(|e| {
+            let mut state = self.delivery_state();
+            if !state.retry {
+                return e;
+            }
+            // Running the tool again would ask the user again: the buffer moved while they
+            // looked, so the change they answered for is stale.
+            state.retry = false;
+            Error::new(
+                ErrorKind::Conflict,
+                format!(
+                    "{}; the buffer changed while the change waited for review, so nothing was changed: read the \
+                     file again and redo the change",
+                    e.message()
+                ),
+            )
+        })?;
+        let mut state = self.delivery_state();
+        state.applied = Some(applied.clone());
+        state.review = Some(outcome);
         Ok(applied)
     }
 }
 
 impl EditorSink {
+    /// Shows `plan` to the user when the review setup asks for it, and returns what they let
+    /// through; `None` when no review is asked for.
+    fn review(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Option<(EditPlan, super::review::Outcome)>> {
+        let settings = self.shared.review();
+        if !settings.asks_for(&self.tool, plan, vfs) {
+            return Ok(None);
+        }
+        if !self.shared.caps().review {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                "review before apply is on, but this editor cannot show a change for review (it does not announce \
+                 `experimental.tether.review`); nothing was changed",
+            ));
+        }
+        let caller = if self.from_editor { "editor" } else { "assistant" };
+        let params = super::review::proposal(&self.tool, caller, None, plan, vfs);
+        let wait = settings.timeout.unwrap_or(super::review::DEFAULT_TIMEOUT);
+        let client = &self.shared.client;
+        let answer = self.handle.block_on(request_within::<super::protocol::Review>(client, params, wait));
+        let answer = match answer {
+            Some(Ok(a)) => a,
+            Some(Err(e)) => {
+                return Err(Error::new(
+                    ErrorKind::Rejected,
+                    format!("the editor could not show the change for review ({}); nothing was changed", e.message),
+                ))
+            }
+            None => {
+                return Err(Error::new(
+                    ErrorKind::Timeout,
+                    format!("no answer to the review within {} s; nothing was changed", wait.as_secs()),
+                ))
+            }
+        };
+        super::review::decide(plan, &answer).map(Some)
+    }
+
     fn apply_plan(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
         let caps = self.shared.caps();
         let steps = self.route(plan, &caps)?;

@@ -57,6 +57,7 @@ fn documented_names_are_the_code_constants() {
         key(protocol::DIAGNOSTICS_CAPABILITY),
         key(protocol::EDITOR_CONTEXT_CAPABILITY),
         key(protocol::LANGUAGE_REQUESTS_CAPABILITY),
+        key(protocol::REVIEW_CAPABILITY),
         key(protocol::PROTOCOL_VERSION_CAPABILITY),
     ]
     .into();
@@ -80,6 +81,8 @@ async fn the_server_does_what_the_doc_names() {
             }
             caps
         },
+        // Review on, so that the change below is proposed first.
+        initialization_options: json!({"review": {"mode": "ask"}}),
         ..Setup::default()
     })
     .await;

@@ -15,6 +15,7 @@ mod lsp_delivery;
 mod lsp_edits;
 mod lsp_knowledge;
 mod lsp_protocol_doc;
+mod lsp_review;
 mod lsp_sync;
 mod mcp_inprocess;
 mod mcp_stdio;

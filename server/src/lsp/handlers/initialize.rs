@@ -25,6 +25,12 @@ pub(crate) fn handle(shared: &Shared, params: InitializeParams) -> RpcResult<Ini
         shared.set_save_policy(save);
     }
     shared.set_after_change(after_change(params.initialization_options.as_ref()));
+    if let Some(review) = params.initialization_options.as_ref().and_then(|o| o.get(protocol::REVIEW_OPTION)) {
+        match crate::lsp::review::Settings::from_json(review) {
+            Ok(settings) => shared.set_review(settings),
+            Err(e) => tracing::warn!(error = %e, "initializationOptions.review is malformed; review stays off"),
+        }
+    }
     Ok(InitializeResult {
         capabilities: server_capabilities(&caps),
         server_info: Some(ServerInfo {

@@ -85,6 +85,8 @@ pub fn editor_script(strictness: Strictness, order: ChangeOrder) -> Script {
         // An editor with no visible window and no other language server.
         "tether/editorContext" => Reply::ok(json!({"editors": []})),
         "tether/languageRequest" => Reply::ok(json!({"servers": [], "result": null})),
+        // A user who accepts every change.
+        "tether/review" => Reply::ok(json!({"decision": "accept"})),
         other => Reply { result: Err(json!({"code": -32601, "message": format!("no {other}")})), then: Vec::new() },
     })
 }
