@@ -308,8 +308,14 @@ impl ServerHandler for McpServer {
             .with_instructions(format!(
                 "tether file tools ({} profile). Paths are absolute inside the workspace roots or relative to \
                  the first root. When an editor runs tether, reads see its unsaved buffers and changes land \
-                 in them.",
-                self.inner.profile.name()
+                 in them.{}",
+                self.inner.profile.name(),
+                if self.inner.config.editor {
+                    " This server is attached to the editor: a change may wait for the user to review it, and \
+                     its result then says what they accepted or rejected, and why."
+                } else {
+                    " No editor is attached: changes are written to disk directly, with no review before apply."
+                }
             ))
     }
 

@@ -71,6 +71,8 @@ async fn initialize_advertises_tools() {
     assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("tether"));
     assert!(info.capabilities.tools.is_some());
     assert!(info.instructions.as_deref().is_some_and(|i| i.contains("standard")));
+    // Without an editor there is no review, and the server says so rather than let it be assumed.
+    assert!(info.instructions.as_deref().is_some_and(|i| i.contains("no review before apply")), "{info:?}");
 }
 
 #[tokio::test]
