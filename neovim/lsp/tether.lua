@@ -21,7 +21,14 @@ return {
   end,
   capabilities = {
     experimental = {
-      tether = { saveDocuments = true, diagnostics = true, editorContext = true, languageRequests = true },
+      tether = {
+        saveDocuments = true,
+        diagnostics = true,
+        editorContext = true,
+        languageRequests = true,
+        -- The server asks only when review is on (the `review` initialization option).
+        review = true,
+      },
     },
   },
   init_options = { save = "clean" },
@@ -37,6 +44,9 @@ return {
     end,
     ["tether/languageRequest"] = function(...)
       return require("tether.language_request").handler(...)
+    end,
+    ["tether/review"] = function(...)
+      return require("tether.review").handler(...)
     end,
     ["window/logMessage"] = function(...)
       return require("tether.log").handler(...)

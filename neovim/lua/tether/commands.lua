@@ -1,4 +1,4 @@
--- `:Tether {subcommand}`: tools, call, grep, status, log.
+-- `:Tether {subcommand}`: tools, call, grep, status, log, review.
 
 local M = {}
 
@@ -170,7 +170,7 @@ function M.log()
   M.scratch("log", lines)
 end
 
-M.subcommands = { "tools", "call", "grep", "status", "log" }
+M.subcommands = { "tools", "call", "grep", "status", "log", "review" }
 
 ---Runs `:Tether` with its arguments.
 ---@param args string
@@ -193,6 +193,8 @@ function M.run(args)
     M.status()
   elseif sub == "log" then
     M.log()
+  elseif sub == "review" then
+    require("tether.review").focus()
   else
     fail(("unknown subcommand %q; expected one of: %s"):format(sub, table.concat(M.subcommands, ", ")))
   end

@@ -21,6 +21,13 @@ local M = {}
 ---@field language_requests? boolean Let tether's tools ask the other language servers (definition, references, symbols, hover, rename; default `true`).
 ---@field deny? string[] Globs of paths no tool may read, list, search or change, and whose buffers no tool shows (default none); `".env"` matches a name anywhere, `"config/secrets/**"` a path from the root.
 ---@field deny_secrets? boolean Hide the usual secrets files too: `.env`, `.env.local`, `*.pem`, `*.key`, SSH keys, `.netrc` (default `false`).
+---@field review? "off"|tether.ReviewOptions Review each change before it is applied (default `"off"`).
+
+---The review setup, sent as `initializationOptions.review` (see `:help tether-review`).
+---@class tether.ReviewOptions
+---@field mode? "off"|"ask" `"ask"`: every change waits for the user (default when a table is given).
+---@field rules? {tool?: string, path?: string, creates?: boolean, review: "off"|"ask"}[] The first rule matching an operation decides for it.
+---@field timeout? integer How long tether waits for the answer, in milliseconds (the server's default: 300000).
 
 ---@class tether.ResolvedOptions
 ---@field binary string
@@ -37,6 +44,7 @@ local M = {}
 ---@field language_requests boolean
 ---@field deny string[]
 ---@field deny_secrets boolean
+---@field review "off"|tether.ReviewOptions
 
 ---@type tether.ResolvedOptions
 M.defaults = {
@@ -54,6 +62,7 @@ M.defaults = {
   language_requests = true,
   deny = {},
   deny_secrets = false,
+  review = "off",
 }
 
 ---Every option's name (the defaults leave some unset).
@@ -72,6 +81,7 @@ M.names = {
   "language_requests",
   "deny",
   "deny_secrets",
+  "review",
 }
 
 ---The options in force: the defaults until `setup()` replaces them.
@@ -115,6 +125,20 @@ function M.resolve(opts)
   local hl = opts.highlight
   check("highlight", hl == nil or hl == false or (type(hl) == "number" and hl >= 0), "false or milliseconds")
   check("deny", opts.deny == nil or vim.islist(opts.deny), "a list of globs")
+  local rv = opts.review
+  check(
+    "review",
+    rv == nil
+      or rv == "off"
+      or rv == "ask"
+      or (
+        type(rv) == "table"
+        and one_of(rv.mode, { "off", "ask" })
+        and (rv.rules == nil or vim.islist(rv.rules))
+        and (rv.timeout == nil or (type(rv.timeout) == "number" and rv.timeout > 0))
+      ),
+    '"off", "ask" or a table {mode = "ask", rules = {...}, timeout = ms}'
+  )
   for _, name in ipairs({ "notify", "diagnostics", "editor_context", "language_requests", "deny_secrets" }) do
     check(name, opts[name] == nil or type(opts[name]) == "boolean", "a boolean")
   end
@@ -181,6 +205,22 @@ function M.root_dir(bufnr)
   return dir
 end
 
+---The `review` initialization option for the `review` option: `nil` when review is off (the
+---server's default), else the table with `mode` defaulting to `"ask"`.
+---@param review "off"|"ask"|tether.ReviewOptions|nil
+---@return table?
+function M.review(review)
+  if review == nil or review == "off" then
+    return nil
+  end
+  if review == "ask" then
+    return { mode = "ask" }
+  end
+  local out = vim.deepcopy(review)
+  out.mode = out.mode or "ask"
+  return out
+end
+
 ---The settings `setup()` lays over `lsp/tether.lua`.
 ---@param options tether.ResolvedOptions
 ---@return vim.lsp.Config
@@ -195,6 +235,7 @@ function M.overrides(options)
       deny = (#options.deny > 0 or options.deny_secrets)
           and { patterns = options.deny, secrets = options.deny_secrets }
         or nil,
+      review = M.review(options.review),
     },
     -- What the editor shares with tether. Each is only ever asked for, except diagnostics, which
     -- are sent as they change.
