@@ -54,7 +54,9 @@ if vim.env.TETHER_PLUGIN == "1" then
     _G.tether_apply_edits = _G.tether_apply_edits + 1
     return strict(...)
   end
-  require("tether").setup({ binary = bin, highlight = false, notify = false })
+  -- TETHER_PLUGIN_OPTIONS: more setup options, as JSON (for example `{"review": {"mode": "ask"}}`).
+  local extra = vim.env.TETHER_PLUGIN_OPTIONS and vim.json.decode(vim.env.TETHER_PLUGIN_OPTIONS) or {}
+  require("tether").setup(vim.tbl_extend("force", { binary = bin, highlight = false, notify = false }, extra))
 else
   vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
     callback = function(args)

@@ -15,7 +15,7 @@ H.test("the client attaches to a file buffer, rooted at the workspace, in utf-8"
   H.eq("utf-8", client.offset_encoding, "position encoding")
   H.eq(3, vim.tbl_get(client.server_capabilities, "experimental", "tether", "protocolVersion"), "protocol version")
   H.eq(
-    { saveDocuments = true, diagnostics = true, editorContext = true, languageRequests = true },
+    { saveDocuments = true, diagnostics = true, editorContext = true, languageRequests = true, review = true },
     client.capabilities.experimental.tether,
     "capabilities announced"
   )

@@ -13,7 +13,7 @@ local ws = H.workspace({ ["a.txt"] = "one\n" })
 H.test("nothing is announced, and the tools that need it are unsupported", function()
   local bufnr, client = H.open(ws .. "/a.txt")
   H.eq(
-    { saveDocuments = true, diagnostics = false, editorContext = false, languageRequests = false },
+    { saveDocuments = true, diagnostics = false, editorContext = false, languageRequests = false, review = true },
     client.capabilities.experimental.tether
   )
   for _, call in ipairs({
