@@ -28,6 +28,8 @@ H.test(":help tether opens doc/tether.txt", function()
     "tether-diagnostics",
     "tether-context",
     "tether-language-requests",
+    "tether-review",
+    ":Tether-review",
   }) do
     local ok, err = pcall(vim.cmd.help, tag)
     H.truthy(ok, ("tag %s: %s"):format(tag, tostring(err)))
