@@ -30,12 +30,23 @@ def project(tmp_path):
     return root
 
 
-@pytest.fixture
-def editor(project, tmp_path):
+def reviewing_editor(project, tmp_path, timeout: int) -> Editor:
     home = tmp_path / "home"
     home.mkdir()
-    options = json.dumps({"review": {"mode": "ask", "timeout": 60000}})
-    e = Editor(project, home, "a.txt", plugin=True, env={"TETHER_PLUGIN_OPTIONS": options})
+    options = json.dumps({"review": {"mode": "ask", "timeout": timeout}})
+    return Editor(project, home, "a.txt", plugin=True, env={"TETHER_PLUGIN_OPTIONS": options})
+
+
+@pytest.fixture
+def editor(project, tmp_path):
+    e = reviewing_editor(project, tmp_path, 60000)
+    yield e
+    e.close()
+
+
+@pytest.fixture
+def impatient_editor(project, tmp_path):
+    e = reviewing_editor(project, tmp_path, 300)
     yield e
     e.close()
 
@@ -149,3 +160,20 @@ def test_accepting_one_hunk_lands_exactly_that_hunk_as_one_undo_step(editor):
     wait_until("the review tab to close", lambda: len(editor.nvim.tabpages) == 1)
     undo_in(editor, "c.txt")
     assert buffer_text(editor, "c.txt") == SEVEN
+
+
+def test_an_answer_after_the_server_stopped_waiting_changes_nothing_and_closes_the_tab(impatient_editor):
+    editor = impatient_editor
+    call = editor.start_call("apply_patch", {"patch": PATCH})
+    review_tab(editor, "a.txt")
+    r = editor.result(call)
+    assert r["isError"] is True, text_of(r)
+    assert "nothing was changed" in text_of(r), text_of(r)
+    assert len(editor.nvim.tabpages) == 2, "the review stays until answered"
+    editor.nvim.input("ga")
+    wait_until("the review tab to close", lambda: len(editor.nvim.tabpages) == 1)
+    assert editor.lua("return #require('tether.review').pending") == 0
+    assert buffer_text(editor, "a.txt") == A
+    assert (editor.root / "a.txt").read_bytes() == A.encode()
+    assert (editor.root / "b.txt").read_bytes() == B.encode()
+    assert editor.lua("return _G.tether_apply_edits") == 0

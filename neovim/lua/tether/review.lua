@@ -239,13 +239,16 @@ local function decide(review, decision)
   end
 end
 
----The text the user lets through for the current file: the proposed buffer's, `nil` when it is
----the proposal unchanged.
+---The text the user lets through for file `i` (default: the current one): its proposed buffer's,
+---`nil` when that is the proposal unchanged or was never shown.
 ---@param review tether.Review
+---@param i? integer
 ---@return string?
-local function edited_text(review)
-  local file = review.proposal.files[review.current]
-  local bufnr = review.proposed_buf
+local function edited_text(review, i)
+  i = i or review.current
+  local file = review.proposal.files[i]
+  local bufs = review.file_bufs and review.file_bufs[i]
+  local bufnr = bufs and bufs[2]
   if not file.newText or not bufnr or not vim.api.nvim_buf_is_valid(bufnr) then
     return nil
   end
@@ -269,21 +272,15 @@ end
 ---The review actions, by name; the keymaps call them.
 M.actions = {
   accept_all = function(review)
-    local text = edited_text(review)
     for i = 1, #review.proposal.files do
-      review.decisions[i] = review.decisions[i] or { decision = "accept" }
-    end
-    if text then
-      review.decisions[review.current] = { decision = "accept", text = text }
+      review.decisions[i] = review.decisions[i] or { decision = "accept", text = edited_text(review, i) }
     end
     maybe_finish(review)
   end,
   reject_all = function(review)
-    ask_reason("Reject the whole change, reason (optional): ", function(reason)
+    ask_reason("Reject the rest of the change, reason (optional): ", function(reason)
       for i = 1, #review.proposal.files do
-        if not review.decisions[i] or review.decisions[i].decision == "reject" then
-          review.decisions[i] = { decision = "reject", reason = reason }
-        end
+        review.decisions[i] = review.decisions[i] or { decision = "reject", reason = reason }
       end
       maybe_finish(review)
     end)
@@ -462,6 +459,17 @@ end
 ---@param done fun(answer: table)
 ---@return tether.Review
 function M.open(proposal, done)
+  -- JSON nulls (`vim.NIL`) read as absent: `oldText` of a new file, the texts of a rename.
+  for _, file in ipairs(proposal.files) do
+    for key, value in pairs(file) do
+      if value == vim.NIL then
+        file[key] = nil
+      end
+    end
+  end
+  if proposal.summary == vim.NIL then
+    proposal.summary = nil
+  end
   next_id = next_id + 1
   ---@type tether.Review
   local review = {
@@ -509,6 +517,10 @@ function M.handler(_, params, ctx)
     -- The server has stopped waiting and applies nothing; the tab stays, and answering closes it.
     if review then
       review.late = true
+      vim.notify(
+        ("tether: %s waited too long for your review; nothing was applied"):format(params.tool or "the tool"),
+        vim.log.levels.WARN
+      )
     end
     return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.RequestFailed, "no answer in time")
   end

@@ -129,6 +129,28 @@ H.test("ga accepts everything unchanged; gr rejects everything with the reason",
   H.eq({ decision = "reject", reason = "not now" }, result()[1])
 end)
 
+H.test("ga keeps what was typed in a file shown before, and JSON nulls read as absent", function()
+  local p = proposal()
+  p.files[2].oldText = vim.NIL
+  p.files[2].kind = "create"
+  local result = run_handler(p)
+  keys("]f")
+  H.truthy(vim.api.nvim_buf_get_name(0):find("b.txt$"), vim.api.nvim_buf_get_name(0))
+  H.eq({ "" }, vim.api.nvim_buf_get_lines(vim.fn.bufnr("tether://review/*/old/b.txt"), 0, -1, false))
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, { "typed" })
+  keys("]f")
+  H.eq("delete c.txt", vim.api.nvim_get_current_line())
+  keys("ga")
+  H.wait(function()
+    return result() ~= nil
+  end, "the answer")
+  H.eq({
+    { uri = "file:///w/a.txt", decision = "accept" },
+    { uri = "file:///w/b.txt", decision = "accept", text = "typed\n" },
+    { uri = "file:///w/c.txt", decision = "accept" },
+  }, result()[1].files)
+end)
+
 H.test("the review option becomes initializationOptions.review", function()
   H.eq(nil, config.overrides(config.resolve({})).init_options.review)
   H.eq(nil, config.overrides(config.resolve({ review = "off" })).init_options.review)
