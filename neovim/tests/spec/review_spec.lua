@@ -151,6 +151,30 @@ H.test("ga keeps what was typed in a file shown before, and JSON nulls read as a
   }, result()[1].files)
 end)
 
+H.test(":Tether review shows a pending review again after its tab was closed", function()
+  local notes = {}
+  local notify = vim.notify
+  vim.notify = function(msg)
+    table.insert(notes, msg)
+  end
+  require("tether.commands").run("review")
+  H.eq({ "tether: no change waits for review" }, notes)
+  vim.notify = notify
+  local tabs = #vim.api.nvim_list_tabpages()
+  local result = run_handler(proposal())
+  vim.cmd("tabclose")
+  H.eq(tabs, #vim.api.nvim_list_tabpages())
+  require("tether.commands").run("review")
+  H.eq(tabs + 1, #vim.api.nvim_list_tabpages())
+  H.truthy(vim.api.nvim_buf_get_name(0):find("a.txt$"), vim.api.nvim_buf_get_name(0))
+  keys("ga")
+  H.wait(function()
+    return result() ~= nil
+  end, "the answer")
+  H.eq("accept", result()[1].decision)
+  H.eq(tabs, #vim.api.nvim_list_tabpages())
+end)
+
 H.test("the review option becomes initializationOptions.review", function()
   H.eq(nil, config.overrides(config.resolve({})).init_options.review)
   H.eq(nil, config.overrides(config.resolve({ review = "off" })).init_options.review)
