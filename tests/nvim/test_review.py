@@ -1,12 +1,14 @@
 """Review before apply in a real Neovim with tether's plugin (`review = {mode = "ask"}`): a tool's
-change waits in a review tab, and exactly what the user lets through lands, one undo step per
-file, while what they reject stays byte for byte."""
+change, the editor's or an assistant's over the bridge, waits in a review tab, and exactly what the
+user lets through lands, one undo step per file, while what they reject stays byte for byte."""
 
 import json
 
 import pytest
 
+from assistant import text_of_sdk
 from conftest import Editor, text_of, wait_until
+from editor_support import attach_assistant
 
 A = "alpha\nsame\n"
 B = "beta\nsame\n"
@@ -177,3 +179,22 @@ def test_an_answer_after_the_server_stopped_waiting_changes_nothing_and_closes_t
     assert (editor.root / "a.txt").read_bytes() == A.encode()
     assert (editor.root / "b.txt").read_bytes() == B.encode()
     assert editor.lua("return _G.tether_apply_edits") == 0
+
+
+def test_an_assistants_change_waits_for_the_same_review(editor):
+    assistant = attach_assistant(editor.root, editor.runtime)
+    try:
+        pending = assistant.call_async("apply_patch", patch=PATCH)
+        review_tab(editor, "a.txt")
+        winbar = editor.lua("return vim.wo.winbar")
+        assert "apply_patch by assistant" in winbar, winbar
+        assert not pending.done(), "the assistant waits for the answer"
+        answer_prompt(editor, "gr", "use the template")
+        r = pending.result(timeout=30)
+        assert r.is_error, text_of_sdk(r)
+        assert "use the template" in text_of_sdk(r), text_of_sdk(r)
+    finally:
+        assistant.close()
+    assert buffer_text(editor, "a.txt") == A
+    assert (editor.root / "a.txt").read_bytes() == A.encode()
+    assert (editor.root / "b.txt").read_bytes() == B.encode()
