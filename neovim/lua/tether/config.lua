@@ -245,6 +245,9 @@ function M.overrides(options)
           diagnostics = options.diagnostics,
           editorContext = options.editor_context,
           languageRequests = options.language_requests,
+          -- The review waits in the request's coroutine, which only Neovim 0.11 gives; on 0.10 it
+          -- would block the keys that answer it, so there the server refuses reviewed changes.
+          review = vim.fn.has("nvim-0.11") == 1,
         },
       },
     },
