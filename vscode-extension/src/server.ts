@@ -7,6 +7,7 @@ import * as os from "node:os";
 import * as vscode from "vscode";
 import {
   ApplyWorkspaceEditRequest,
+  DidChangeConfigurationNotification,
   type ApplyWorkspaceEditParams,
   type ApplyWorkspaceEditResult,
   type ClientCapabilities,
@@ -33,7 +34,17 @@ import {
   type ToolInfo,
 } from "./protocol";
 import { DiagnosticsForwarder, registerKnowledgeHandlers } from "./knowledge";
-import { clientCapabilities, initializationOptions, lspArgs, readSettings, type Settings } from "./settings";
+import type { ReviewController } from "./review";
+import { type Proposal, REVIEW } from "./reviewAnswer";
+import {
+  clientCapabilities,
+  initializationOptions,
+  lspArgs,
+  readSettings,
+  reviewChange,
+  type ReviewSetup,
+  type Settings,
+} from "./settings";
 
 /** What the status bar shows. */
 export type ServerState = "starting" | "running" | "stopped" | "failed" | "notFound";
@@ -79,6 +90,7 @@ export class TetherServer implements vscode.Disposable {
   private editQueue: Promise<unknown> = Promise.resolve();
   private starting: Promise<void> | undefined;
   private readonly changed = new vscode.EventEmitter<void>();
+  private _review: ReviewSetup | undefined;
 
   /** Fires when the state, the binary or the change count changes. */
   readonly onDidChange = this.changed.event;
@@ -88,6 +100,8 @@ export class TetherServer implements vscode.Disposable {
     /** The `tether` output channel: the extension's messages and the server's log. */
     readonly log: vscode.OutputChannel,
     private readonly trace: vscode.OutputChannel,
+    /** Shows `tether/review` proposals and answers them. */
+    private readonly reviews: ReviewController,
   ) {}
 
   get state(): ServerState {
@@ -120,6 +134,11 @@ export class TetherServer implements vscode.Disposable {
   /** The label of the last applied edit (`tether: edit_file`). */
   get lastChange(): string | undefined {
     return this._lastChange;
+  }
+
+  /** The review setup the server has now: sent in `initialize`, then in `workspace/didChangeConfiguration`. */
+  get review(): ReviewSetup | undefined {
+    return this._review;
   }
 
   /** The language client while one exists (for tests and diagnostics). */
@@ -211,6 +230,7 @@ export class TetherServer implements vscode.Disposable {
     // Registered before start, these replace the client's own handlers once it is initialized.
     client.onRequest(SAVE_DOCUMENTS, (params: SaveDocumentsParams) => this.saveDocuments(client, params));
     client.onRequest(ApplyWorkspaceEditRequest.type, (params) => this.applyEdit(client, params));
+    client.onRequest(REVIEW, (params: Proposal, token: vscode.CancellationToken) => this.reviews.review(params, token));
     registerKnowledgeHandlers(client, {
       editorContext: settings.shareEditorContext,
       languageFeatures: settings.shareLanguageFeatures,
@@ -232,6 +252,7 @@ export class TetherServer implements vscode.Disposable {
     this.client = client;
     try {
       await client.start();
+      this._review = settings.review;
       this.setState("running");
       // A server older than protocol version 3 reads no diagnostics.
       const caps = client.initializeResult?.capabilities as { experimental?: { tether?: { protocolVersion?: unknown } } } | undefined;
@@ -282,6 +303,20 @@ export class TetherServer implements vscode.Disposable {
       );
     }
     return client;
+  }
+
+  /**
+   * Sends the server the review setup of the current settings, if it changed: the server replaces
+   * its own at once, so that turning review on or off needs no restart.
+   */
+  async sendReview(settings: Settings = currentSettings()): Promise<void> {
+    const client = this.client;
+    if (client === undefined || !client.isRunning() || JSON.stringify(settings.review) === JSON.stringify(this._review)) {
+      return;
+    }
+    await client.sendNotification(DidChangeConfigurationNotification.type, reviewChange(settings));
+    this._review = settings.review;
+    this.log.appendLine(`[tether] review setup sent: ${JSON.stringify(settings.review)}`);
   }
 
   /** Runs one tool through `tether.callTool`. */

@@ -7,6 +7,19 @@ export type SavePolicy = "clean" | "never";
 /** The server's stderr log level (`--log-level`). */
 export type LogLevel = "error" | "warn" | "info" | "debug" | "trace";
 
+/** `tether.review`: review before apply, sent to the server as it is (editors/protocol.md, `review`). */
+export interface ReviewSetup {
+  /** `off`: changes apply at once; `ask`: each change waits for the user. */
+  readonly mode: "off" | "ask";
+  /** The server's rules (`{tool?, path?, creates?, review}`), passed on unread. */
+  readonly rules?: readonly unknown[];
+  /** How long, in milliseconds, the server waits for an answer. */
+  readonly timeout?: number;
+}
+
+/** How long the server waits for a review when the setting does not say (its default). */
+export const REVIEW_TIMEOUT_MS = 300_000;
+
 const SAVE_POLICIES: readonly SavePolicy[] = ["clean", "never"];
 const LOG_LEVELS: readonly LogLevel[] = ["error", "warn", "info", "debug", "trace"];
 
@@ -32,6 +45,8 @@ export interface Settings {
   readonly deny: readonly string[];
   /** `tether.denySecrets`: hide the usual secrets files too. */
   readonly denySecrets: boolean;
+  /** `tether.review`: review before apply. */
+  readonly review: ReviewSetup;
 }
 
 /** The defaults, as `package.json` declares them. */
@@ -46,6 +61,7 @@ export const DEFAULTS: Settings = {
   shareLanguageFeatures: true,
   deny: [],
   denySecrets: false,
+  review: { mode: "off" },
 };
 
 /** Reads one setting by its key under `tether.` (`server.path`, `profile`, ...). */
@@ -76,6 +92,26 @@ export function readSettings(get: Get): Settings {
     shareLanguageFeatures: flag("shareLanguageFeatures", DEFAULTS.shareLanguageFeatures),
     deny: globs(get("deny")),
     denySecrets: flag("denySecrets", DEFAULTS.denySecrets),
+    review: reviewSetup(get("review")),
+  };
+}
+
+/**
+ * `tether.review`, read: `"off"` or `"ask"` alone, or `{mode, rules, timeout}`. A mode other than
+ * the two, rules that are not a list and a timeout that is not a positive number are left out.
+ */
+function reviewSetup(v: unknown): ReviewSetup {
+  if (v === "ask" || v === "off") {
+    return { mode: v };
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    return DEFAULTS.review;
+  }
+  const o = v as { mode?: unknown; rules?: unknown; timeout?: unknown };
+  return {
+    mode: o.mode === "ask" ? "ask" : "off",
+    ...(Array.isArray(o.rules) ? { rules: o.rules as unknown[] } : {}),
+    ...(typeof o.timeout === "number" && o.timeout > 0 ? { timeout: o.timeout } : {}),
   };
 }
 
@@ -93,9 +129,23 @@ export function lspArgs(s: Settings): string[] {
 export function initializationOptions(s: Settings): {
   save: SavePolicy;
   deny?: { patterns: readonly string[]; secrets: boolean };
+  review?: ReviewSetup;
 } {
   const hides = s.deny.length > 0 || s.denySecrets;
-  return { save: s.save, ...(hides ? { deny: { patterns: s.deny, secrets: s.denySecrets } } : {}) };
+  const reviews = s.review.mode !== "off" || (s.review.rules?.length ?? 0) > 0;
+  return {
+    save: s.save,
+    ...(hides ? { deny: { patterns: s.deny, secrets: s.denySecrets } } : {}),
+    ...(reviews ? { review: s.review } : {}),
+  };
+}
+
+/**
+ * The `workspace/didChangeConfiguration` params that replace the server's review setup at run
+ * time, so that turning review on or off needs no restart.
+ */
+export function reviewChange(s: Settings): { settings: { tether: { review: ReviewSetup } } } {
+  return { settings: { tether: { review: s.review } } };
 }
 
 /**
@@ -106,6 +156,8 @@ export function initializationOptions(s: Settings): {
 export function clientCapabilities(s: Settings): Record<string, boolean> {
   return {
     saveDocuments: true,
+    // Always: the extension answers `tether/review` whatever the setting, which may change later.
+    review: true,
     ...(s.shareDiagnostics ? { diagnostics: true } : {}),
     ...(s.shareEditorContext ? { editorContext: true } : {}),
     ...(s.shareLanguageFeatures ? { languageRequests: true } : {}),

@@ -11,6 +11,7 @@ import {
   mcpArgs,
   needsRestart,
   readSettings,
+  reviewChange,
   type Settings,
 } from "../../src/settings";
 
@@ -30,6 +31,7 @@ describe("readSettings", () => {
       shareLanguageFeatures: true,
       deny: [],
       denySecrets: false,
+      review: { mode: "off" },
     });
   });
 
@@ -46,6 +48,7 @@ describe("readSettings", () => {
         shareLanguageFeatures: false,
         deny: ["*.pem"],
         denySecrets: true,
+        review: { mode: "ask", rules: [{ path: "docs/**", review: "off" }], timeout: 1500 },
       }),
       {
         serverPath: "/opt/tether",
@@ -58,6 +61,7 @@ describe("readSettings", () => {
         shareLanguageFeatures: false,
         deny: ["*.pem"],
         denySecrets: true,
+        review: { mode: "ask", rules: [{ path: "docs/**", review: "off" }], timeout: 1500 },
       },
     );
   });
@@ -75,6 +79,7 @@ describe("readSettings", () => {
         shareLanguageFeatures: null,
         deny: ".env",
         denySecrets: "yes",
+        review: ["ask"],
       }),
       DEFAULTS,
     );
@@ -112,21 +117,43 @@ describe("server arguments", () => {
     });
   });
 
-  it("announces the capabilities whose sharing is on, and always saveDocuments", () => {
+  it("reads review as a word or an object, leaving out what the server would not read", () => {
+    const review = (v: unknown) => readSettings((key) => (key === "review" ? v : undefined)).review;
+    assert.deepEqual(review("ask"), { mode: "ask" });
+    assert.deepEqual(review("off"), { mode: "off" });
+    assert.deepEqual(review({ mode: "ask", rules: "src/**", timeout: -1 }), { mode: "ask" });
+    assert.deepEqual(review({ mode: "sometimes" }), { mode: "off" });
+    assert.deepEqual(review(null), { mode: "off" });
+  });
+
+  it("passes review only when it asks for something, and sends changes as didChangeConfiguration", () => {
+    assert.equal(initializationOptions(DEFAULTS).review, undefined);
+    const asking = { ...DEFAULTS, review: { mode: "ask" as const, timeout: 1500 } };
+    assert.deepEqual(initializationOptions(asking), { save: "clean", review: { mode: "ask", timeout: 1500 } });
+    const ruled = { ...DEFAULTS, review: { mode: "off" as const, rules: [{ tool: "apply_patch", review: "ask" }] } };
+    assert.deepEqual(initializationOptions(ruled).review, ruled.review);
+    assert.deepEqual(reviewChange(asking), { settings: { tether: { review: { mode: "ask", timeout: 1500 } } } });
+    assert.deepEqual(reviewChange(DEFAULTS), { settings: { tether: { review: { mode: "off" } } } });
+    assert.equal(needsRestart(DEFAULTS, asking), false, "review changes at run time");
+  });
+
+  it("announces the capabilities whose sharing is on, and always saveDocuments and review", () => {
     assert.deepEqual(clientCapabilities(DEFAULTS), {
       saveDocuments: true,
+      review: true,
       diagnostics: true,
       editorContext: true,
       languageRequests: true,
     });
     assert.deepEqual(clientCapabilities({ ...DEFAULTS, shareDiagnostics: false }), {
       saveDocuments: true,
+      review: true,
       editorContext: true,
       languageRequests: true,
     });
     assert.deepEqual(
       clientCapabilities({ ...DEFAULTS, shareDiagnostics: false, shareEditorContext: false, shareLanguageFeatures: false }),
-      { saveDocuments: true },
+      { saveDocuments: true, review: true },
     );
   });
 
