@@ -17,15 +17,7 @@ import * as vscode from "vscode";
 import type { GrepOutcome } from "../../src/commands";
 import type { TetherApi } from "../../src/extension";
 import type { CallToolResult, ToolInfo } from "../../src/protocol";
-import { callTool, text, waitFor } from "./util";
-
-/** Asks the runner for a screenshot of the window and waits until it is taken. */
-async function screenshot(name: string): Promise<void> {
-  const dir = process.env.TETHER_TEST_HANDSHAKE;
-  assert.ok(dir, "TETHER_TEST_HANDSHAKE is set by the runner");
-  fs.writeFileSync(path.join(dir, `${name}.request`), "");
-  await waitFor(`screenshot ${name}`, () => fs.existsSync(path.join(dir, `${name}.png`)), 60_000);
-}
+import { callTool, screenshot, text, waitFor } from "./util";
 
 const tetherBin = process.env.TETHER_BIN ?? "";
 /** Where the binary in use is expected to come from: the setting, or the VSIX's bundle. */

@@ -13,7 +13,7 @@ import type { TetherApi } from "../../src/extension";
 import type { CallToolResult } from "../../src/protocol";
 import { PROPOSAL_SCHEME, type PendingReview } from "../../src/review";
 import type { ReviewSetup } from "../../src/settings";
-import { callTool, text, waitFor } from "./util";
+import { callTool, screenshot, text, waitFor } from "./util";
 
 /** What a reviewed change's result ends with. */
 interface ReviewOutcome {
@@ -108,6 +108,8 @@ describe("review before apply", () => {
       ],
     );
     await waitFor("a diff editor per file", () => proposalTabs().length === 2);
+    // For the eye: the diff with its Accept and Reject buttons in the title bar.
+    await screenshot("review");
     assert.equal(a.getText(), "alpha\n", "nothing is applied before the user decides");
 
     await vscode.commands.executeCommand("tether.review.acceptFile", shown(review, "review-a.txt"));

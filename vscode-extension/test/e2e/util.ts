@@ -28,6 +28,16 @@ export async function waitFor<T>(what: string, check: () => T | undefined | fals
   }
 }
 
+/** Asks the runner for a screenshot of the window and waits until it is taken. */
+export async function screenshot(name: string): Promise<void> {
+  const dir = process.env.TETHER_TEST_HANDSHAKE;
+  if (dir === undefined) {
+    throw new Error("TETHER_TEST_HANDSHAKE is not set: the runner sets it");
+  }
+  fs.writeFileSync(path.join(dir, `${name}.request`), "");
+  await waitFor(`screenshot ${name}`, () => fs.existsSync(path.join(dir, `${name}.png`)), 60_000);
+}
+
 /** The text of a tool result, its text items joined. */
 export function text(result: CallToolResult): string {
   return result.content.map((c) => c.text ?? "").join("\n");
