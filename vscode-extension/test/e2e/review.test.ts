@@ -174,6 +174,38 @@ describe("review before apply", () => {
     await waitFor("the review's diff editors to close", () => proposalTabs().length === 0);
   });
 
+  it("shows a new file as a diff from nothing, and decides a deletion, which has no diff, by its URI", async () => {
+    fs.writeFileSync(path.join(root, "review-old.txt"), "old\n");
+    const before = new Set(api.review.pending);
+    const result = callTool("apply_patch", {
+      patch: "*** Begin Patch\n*** Add File: review-new.txt\n+new\n*** Delete File: review-old.txt\n*** End Patch\n",
+    });
+    const review = await waitFor("the proposal", () => api.review.pending.find((r) => !before.has(r)));
+    assert.deepEqual(
+      review.proposal.files.map((f) => [f.path, f.kind, f.newText]),
+      [
+        ["review-new.txt", "create", "new\n"],
+        ["review-old.txt", "delete", null],
+      ],
+    );
+    await waitFor("one diff editor, for the new file", () => proposalTabs().length === 1);
+    const deleted = review.proposal.files[1];
+    assert.ok(deleted);
+    await vscode.commands.executeCommand("tether.review.rejectFile", vscode.Uri.parse(deleted.uri), "keep it");
+    await vscode.commands.executeCommand("tether.review.acceptFile", shown(review, "review-new.txt"));
+    const r = await result;
+    assert.equal(r.isError, false, text(r));
+    assert.deepEqual(outcome(r), {
+      decision: "partly accepted",
+      accepted: ["review-new.txt"],
+      rejected: ["review-old.txt"],
+      reason: "keep it",
+    });
+    await waitFor("the new file", () => fs.existsSync(path.join(root, "review-new.txt")));
+    assert.equal(fs.readFileSync(path.join(root, "review-new.txt"), "utf8"), "new\n");
+    assert.equal(fs.readFileSync(path.join(root, "review-old.txt"), "utf8"), "old\n", "the rejected deletion left the file");
+  });
+
   it("applies nothing when nobody answers in time, and closes the review", async () => {
     await setReview({ mode: "ask", timeout: 1500 });
     try {
