@@ -26,6 +26,8 @@ class Assistant:
         env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TETHER_LOG="warn")
         self.params = StdioServerParameters(command=tether_bin, args=["mcp", "--root", str(root)], env=env)
         self.ready = concurrent.futures.Future()
+        # The progress notifications the server sent for any call: (progress, message).
+        self.progress = []
         self.loop = None
         self.queue = None
         self.thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
@@ -44,13 +46,18 @@ class Assistant:
                         while (item := await self.queue.get()) is not None:
                             tool, arguments, answer = item
                             try:
-                                answer.set_result(await session.call_tool(tool, arguments))
+                                answer.set_result(
+                                    await session.call_tool(tool, arguments, progress_callback=self._progressed)
+                                )
                             except Exception as e:  # handed to the test's thread
                                 answer.set_exception(e)
         except Exception as e:
             if not self.ready.done():
                 self.ready.set_exception(e)
             raise
+
+    async def _progressed(self, progress, total, message):
+        self.progress.append((progress, message))
 
     def call(self, tool: str, **arguments):
         return self.call_async(tool, **arguments).result(PATIENCE)

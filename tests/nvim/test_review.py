@@ -189,6 +189,9 @@ def test_an_assistants_change_waits_for_the_same_review(editor):
         winbar = editor.lua("return vim.wo.winbar")
         assert "apply_patch by assistant" in winbar, winbar
         assert not pending.done(), "the assistant waits for the answer"
+        # While the user decides, the assistant hears that the call is still running.
+        wait_until("progress while the review waits", lambda: assistant.progress)
+        assert not pending.done()
         answer_prompt(editor, "gr", "use the template")
         r = pending.result(timeout=30)
         assert r.is_error, text_of_sdk(r)

@@ -68,6 +68,8 @@ pub(crate) struct EditorSink {
     label: String,
     /// The tool's name.
     tool: String,
+    /// What the plan does, in the tool's words, when the profile said (for a review).
+    summary: std::sync::Mutex<Option<String>>,
     last_attempt: bool,
     /// Whether the call came from the editor's own request (`workspace/executeCommand`), which
     /// some editors must see answered before they report the edit's change.
@@ -86,6 +88,7 @@ impl EditorSink {
             handle,
             label: format!("tether: {tool}"),
             tool: tool.to_owned(),
+            summary: std::sync::Mutex::default(),
             last_attempt,
             from_editor,
             delivered: std::sync::Mutex::default(),
@@ -367,6 +370,10 @@ impl EditorSink {
 }
 
 impl Sink for EditorSink {
+    fn describe(&self, summary: &str) {
+        *self.summary.lock().unwrap_or_else(|e| e.into_inner()) = Some(summary.to_owned());
+    }
+
     fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
         let Some((reviewed, outcome)) = self.review(vfs, plan)? else {
             let applied = self.apply_plan(vfs, plan)?;
@@ -413,7 +420,8 @@ impl EditorSink {
             ));
         }
         let caller = if self.from_editor { "editor" } else { "assistant" };
-        let params = super::review::proposal(&self.tool, caller, None, plan, vfs);
+        let summary = self.summary.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let params = super::review::proposal(&self.tool, caller, summary.as_deref(), plan, vfs);
         let wait = settings.timeout.unwrap_or(super::review::DEFAULT_TIMEOUT);
         let client = &self.shared.client;
         let answer = self.handle.block_on(request_within::<super::protocol::Review>(client, params, wait));

@@ -53,10 +53,13 @@ impl Profile for Standard {
             Ok(Output::Json(v)) => {
                 CallResult { text: Output::json_text(&v), structured: Some(v), items: Vec::new(), is_error: false }
             }
-            Ok(Output::Change { plan, summary }) => match sink::apply(sink, ctx.config, ctx.vfs, &plan) {
-                Ok(_) => CallResult { text: summary, structured: None, items: Vec::new(), is_error: false },
-                Err(e) => error_result(&e),
-            },
+            Ok(Output::Change { plan, summary }) => {
+                sink.describe(&summary);
+                match sink::apply(sink, ctx.config, ctx.vfs, &plan) {
+                    Ok(_) => CallResult { text: summary, structured: None, items: Vec::new(), is_error: false },
+                    Err(e) => error_result(&e),
+                }
+            }
             Err(e) => error_result(&e),
         })
     }

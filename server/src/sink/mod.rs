@@ -90,6 +90,10 @@ impl Applied {
 pub trait Sink: Send + Sync {
     /// Applies `plan`, computed against `vfs`, completely or not at all.
     fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied>;
+
+    /// Says, before `apply`, what the plan does in the tool's words (`edited a.py: 1
+    /// replacement`), for a sink that shows changes to someone first; the others ignore it.
+    fn describe(&self, _summary: &str) {}
 }
 
 /// A sink whose changes can be held pending: applied, then committed or taken back. The editor

@@ -90,6 +90,7 @@ async fn a_partly_accepted_change_applies_exactly_the_accepted_file_and_returns_
     let proposal = shown.lock().expect("lock")[0].clone();
     assert_eq!(proposal["tool"], "apply_patch");
     assert_eq!(proposal["caller"], "editor");
+    assert!(proposal["summary"].as_str().is_some_and(|s| s.contains("a.txt") && s.contains("b.txt")), "{proposal}");
     assert_eq!(proposal["files"][0]["kind"], "edit");
     assert_eq!(
         (proposal["files"][0]["oldText"].as_str(), proposal["files"][0]["newText"].as_str()),
