@@ -185,3 +185,29 @@ async fn review_on_in_an_editor_that_cannot_show_it_changes_nothing() {
     assert_eq!((s.disk("a.txt"), s.disk("b.txt")), ("alpha\n".to_owned(), "beta\n".to_owned()));
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_buffer_that_changed_while_the_user_reviewed_is_a_conflict_not_a_second_review() {
+    let shown = Arc::new(Mutex::new(Vec::new()));
+    let seen = shown.clone();
+    let usual = editor_script(Strictness::Strict, ChangeOrder::BeforeAnswer);
+    let script: Script = Arc::new(move |editor, client, method, params| {
+        if method != "tether/review" {
+            return usual(editor, client, method, params);
+        }
+        seen.lock().expect("lock").push(params.clone());
+        // The user types into the buffer while the proposal is open, then accepts.
+        let uri = editor.uris().into_iter().next().expect("a.txt is open");
+        client.send(editor.type_text(&uri, 0, 0, "typed "));
+        std::thread::sleep(Duration::from_millis(100));
+        Reply::ok(json!({"decision": "accept"}))
+    });
+    let s = start(script, json!({"mode": "ask"}), reviewing()).await;
+    let r = patch(&s).await;
+    assert_eq!(error_kind(&r).as_deref(), Some("conflict"), "{r}");
+    assert!(text(&r).contains("waited for review"), "{r}");
+    assert_eq!(shown.lock().expect("lock").len(), 1, "the user is not asked again");
+    assert_eq!(s.editor.buffer(&s.uri("a.txt")).expect("open").1, "typed alpha\n", "the user's typing stays");
+    assert_eq!(s.disk("b.txt"), "beta\n", "nothing of the change lands");
+    s.shutdown().await;
+}
