@@ -569,3 +569,24 @@ async fn a_file_never_reported_on_is_waited_for_when_its_kind_has_a_server() {
     assert_eq!(report[0]["introduced"][0]["code"], "reportAssignmentType", "{report}");
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn places_in_hidden_files_are_left_out_of_answers() {
+    let script = answering(|_, params| {
+        let here = params["textDocument"]["uri"].as_str().unwrap_or_default().to_owned();
+        let hidden = here.replace("a.ts", "keys/secret.ts");
+        json!({"servers": ["tsserver"], "result": [{"uri": here, "range": range(0, 6, 11)}, {"uri": hidden, "range": range(0, 0, 3)}]})
+    });
+    let s = Session::start(Setup {
+        files: "//- a.ts\nconst total = 1;\n//- keys/secret.ts\nkey\n",
+        capabilities: knowing(),
+        script,
+        initialization_options: json!({"deny": {"patterns": ["keys"]}}),
+        ..Setup::default()
+    })
+    .await;
+    let refs = json_of(&call(&s, "references", json!({"path": "a.ts", "line": 1, "symbol": "total"})).await);
+    assert_eq!(refs["locations"].as_array().map(Vec::len), Some(1), "{refs}");
+    assert!(!refs.to_string().contains("secret"), "{refs}");
+    s.shutdown().await;
+}

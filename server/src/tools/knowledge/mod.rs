@@ -429,6 +429,12 @@ impl<'c, 'a> Places<'c, 'a> {
             .as_ref()
     }
 
+    /// Whether `path` is inside the workspace but hidden by the deny list: such a place is left
+    /// out of answers altogether (not even its name is shown).
+    pub fn hidden(&self, path: &Path) -> bool {
+        self.ctx.vfs.workspace().denied(path).is_some()
+    }
+
     /// A 1-based line and character column for `pos` in `rope`.
     fn point(&self, rope: &Rope, pos: Position) -> (usize, usize) {
         let off = position_to_offset(rope, pos, self.encoding);

@@ -141,9 +141,10 @@ fn spots(ctx: &Context<'_>, place: &Place, question: impl FnOnce(super::At) -> Q
         return Err(Error::new(ErrorKind::IoError, "the editor answered with something other than locations"));
     };
     let mut places = Places::new(ctx, answer.encoding);
+    let found: Vec<&Spot> = found.iter().filter(|s| !places.hidden(&s.path)).collect();
     let total = found.len();
     let locations: Vec<Value> = found
-        .iter()
+        .into_iter()
         .take(MAX_LISTED)
         .map(|Spot { path, span }| {
             let mut o = places.json(path, *span);
@@ -204,6 +205,9 @@ fn symbols(ctx: &Context<'_>, args: SymbolsArgs) -> Result<Value> {
 fn list(places: &mut Places<'_, '_>, symbols: &[Symbol], count: &mut usize, search: bool) -> Vec<Value> {
     let mut out = Vec::new();
     for s in symbols {
+        if places.hidden(&s.spot.path) {
+            continue;
+        }
         let mut o = places.json(&s.spot.path, s.spot.span);
         if search && o.contains_key("outside_workspace") {
             continue;
