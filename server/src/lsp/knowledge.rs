@@ -82,37 +82,26 @@ impl Diagnostics {
         let mut ticks = self.ticks.subscribe();
         loop {
             let now = Instant::now();
+            let late = now >= deadline;
             // The earliest moment something may change: a fresh report's quiet period ending.
             let mut next = deadline;
-            let mut fresh = Vec::with_capacity(docs.len());
-            {
+            let fresh: Vec<Option<Reported>> = {
                 let reports = self.lock();
-                for (path, base) in docs {
-                    let entry = reports.get(path).filter(|e| e.report.version.is_some_and(|v| v > *base));
-                    match entry {
-                        Some(e) if now >= e.at + QUIET => fresh.push(Some(e.report.clone())),
-                        Some(e) => {
+                docs.iter()
+                    .map(|(path, base)| {
+                        let e = reports.get(path).filter(|e| e.report.version.is_some_and(|v| v > *base))?;
+                        // At the deadline, a fresh report still within its quiet period is taken
+                        // too: it is for the changed version, only perhaps not the last word.
+                        if late || now >= e.at + QUIET {
+                            Some(e.report.clone())
+                        } else {
                             next = next.min(e.at + QUIET);
-                            fresh.push(None);
+                            None
                         }
-                        None => fresh.push(None),
-                    }
-                }
-            }
-            if fresh.iter().all(Option::is_some) || now >= deadline {
-                // At the deadline, a fresh report still within its quiet period is taken too:
-                // it is for the changed version, only perhaps not the last word.
-                if now >= deadline {
-                    let reports = self.lock();
-                    for ((path, base), slot) in docs.iter().zip(fresh.iter_mut()) {
-                        if slot.is_none() {
-                            *slot = reports
-                                .get(path)
-                                .filter(|e| e.report.version.is_some_and(|v| v > *base))
-                                .map(|e| e.report.clone());
-                        }
-                    }
-                }
+                    })
+                    .collect()
+            };
+            if late || fresh.iter().all(Option::is_some) {
                 return fresh;
             }
             ticks.borrow_and_update();

@@ -445,16 +445,13 @@ impl<'c, 'a> Places<'c, 'a> {
 
     /// `span` of `path` in tether's terms.
     pub fn place(&mut self, path: &Path, span: Span) -> Where {
-        let encoding = self.encoding;
-        let shown = self.ctx.vfs.display(path);
         match self.rope(path).cloned() {
             Some(rope) => {
                 let (line, column) = self.point(&rope, span.start);
                 let (end_line, end_column) = self.point(&rope, span.end);
-                Where { path: shown, inside: true, line, column, end_line, end_column }
+                Where { path: self.ctx.vfs.display(path), inside: true, line, column, end_line, end_column }
             }
             None => {
-                let _ = encoding;
                 let p = |p: Position| (p.line as usize + 1, p.character as usize + 1);
                 let ((line, column), (end_line, end_column)) = (p(span.start), p(span.end));
                 Where { path: path.display().to_string(), inside: false, line, column, end_line, end_column }
