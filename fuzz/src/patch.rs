@@ -649,7 +649,7 @@ fn run(files: &BTreeMap<String, String>, patch: &str) -> Result<BTreeMap<String,
                 out.insert(name.clone(), text);
                 touched.insert(name);
             }
-            FileOp::Create { path, text, overwrite } => {
+            FileOp::Create { path, text, overwrite, .. } => {
                 assert!(!overwrite, "apply_patch never overwrites");
                 assert!(out.insert(name(path), text.clone()).is_none(), "created an existing file");
             }

@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 
 use crate::config::{Cancel, Config};
+use crate::journal::{client, CallInfo, Journal, Recording};
 use crate::profiles::{self, CallError, Profile};
 use crate::sink::DiskSink;
 use crate::tools::Context;
@@ -38,6 +39,78 @@ pub enum Command {
     /// List the running `tether lsp` instances that `tether mcp` can attach to, and the discovery
     /// files passed over, with why.
     Status(StatusArgs),
+    /// List the changes tether applied to the workspace (from the change journal), newest
+    /// first; with an ID, show that change as a diff.
+    History(HistoryArgs),
+    /// Take back changes tether applied (ids from `tether history`), keeping later changes to
+    /// the same files.
+    Undo(UndoArgs),
+}
+
+/// `tether history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Show this changeset in full, as a unified diff.
+    pub id: Option<String>,
+    /// Only changes to this file.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// Only changes asked for by this client (a part of its name: `claude`, `editor`, `cli`).
+    #[arg(long)]
+    pub client: Option<String>,
+    /// Only changes since this time (RFC 3339) or this long ago (`10m`, `2h`, `1day`).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// The most changes to list.
+    #[arg(long, default_value_t = crate::tools::history::DEFAULT_LIMIT)]
+    pub limit: usize,
+    /// Print the answer as JSON, as the `history` tool gives it.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    /// Roots and the journal.
+    pub serve: ServeArgs,
+}
+
+/// `tether undo`.
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// The changesets to undo, together (all or nothing).
+    #[arg(required_unless_present = "last", conflicts_with = "last")]
+    pub ids: Vec<String>,
+    /// Undo the newest N changes that are not undone yet.
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+    #[command(flatten)]
+    /// Roots and the journal.
+    pub serve: ServeArgs,
+}
+
+/// Where the change journal is kept, or that it is off.
+#[derive(Debug, Clone, Args)]
+pub struct JournalArgs {
+    /// Do not record changes in the change journal (and serve no `history`, `undo` or
+    /// `changes_since`).
+    #[arg(long)]
+    pub no_journal: bool,
+    /// The journal's directory (default `$XDG_STATE_HOME/tether/journal`, else
+    /// `~/.local/state/tether/journal`); one journal per workspace root is kept inside.
+    #[arg(long, value_name = "DIR")]
+    pub journal_dir: Option<PathBuf>,
+    /// The most MiB one root's journal keeps; the oldest changes are dropped beyond it.
+    #[arg(long, value_name = "MIB", default_value_t = crate::config::JournalSettings::DEFAULT_MAX_BYTES >> 20)]
+    pub journal_max_mib: u64,
+}
+
+impl JournalArgs {
+    /// The journal these options select (`None`: off, or no state directory to keep it in).
+    pub fn settings(&self) -> Option<crate::config::JournalSettings> {
+        if self.no_journal {
+            return None;
+        }
+        let dir = self.journal_dir.clone().or_else(crate::journal::default_dir)?;
+        Some(crate::config::JournalSettings { dir, max_bytes: self.journal_max_mib.saturating_mul(1 << 20) })
+    }
 }
 
 /// `tether status`.
@@ -74,6 +147,9 @@ pub struct LspArgs {
     #[command(flatten)]
     /// The deny list.
     pub deny: DenyArgs,
+    #[command(flatten)]
+    /// The change journal.
+    pub journal: JournalArgs,
 }
 
 /// `tether mcp`.
@@ -135,6 +211,9 @@ pub struct ServeArgs {
     #[command(flatten)]
     /// The deny list.
     pub deny: DenyArgs,
+    #[command(flatten)]
+    /// The change journal.
+    pub journal: JournalArgs,
 }
 
 /// Which paths inside the roots tools may not touch.
@@ -194,7 +273,7 @@ impl ServeArgs {
     /// The configuration these options select.
     pub fn config(&self) -> Config {
         let allowed_commands = (!self.allowed_commands.is_empty()).then(|| self.allowed_commands.clone());
-        Config { read_only: self.read_only, allowed_commands, ..Config::default() }
+        Config { read_only: self.read_only, allowed_commands, journal: self.journal.settings(), ..Config::default() }
     }
 
     /// The workspace: the given roots, else the current directory.
@@ -228,6 +307,8 @@ pub fn main() -> ExitCode {
         Command::Mcp(args) => mcp(args),
         Command::Lsp(args) => lsp(args),
         Command::Status(args) => status(args),
+        Command::History(args) => history(args),
+        Command::Undo(args) => undo(args),
     }
 }
 
@@ -287,7 +368,15 @@ fn call(args: CallArgs) -> ExitCode {
             Err(e) => return fail(format_args!("--workspace: profile `{}` cannot choose one: {e}", profile.name())),
         }
     }
-    match profile.call(&ctx, &DiskSink, &args.tool, json) {
+    let journal = config.journal.as_ref().map(|settings| Journal::open(settings, vfs.workspace().roots()));
+    let outcome = match journal {
+        Some(journal) => {
+            let info = CallInfo::new(&args.tool, profile.name(), client::CLI, &json);
+            profile.call(&ctx, &Recording::new(&DiskSink, journal, info), &args.tool, json)
+        }
+        None => profile.call(&ctx, &DiskSink, &args.tool, json),
+    };
+    match outcome {
         Ok(result) => {
             print(&result.text);
             if result.is_error {
@@ -359,6 +448,101 @@ fn mcp(args: McpArgs) -> ExitCode {
     }
 }
 
+/// `tether history`: the `history` tool of the standard profile, as a table or a diff.
+fn history(args: HistoryArgs) -> ExitCode {
+    let mut json = serde_json::json!({"limit": args.limit});
+    for (key, value) in [("id", &args.id), ("path", &args.path), ("client", &args.client), ("since", &args.since)] {
+        if let Some(v) = value {
+            json[key] = Value::String(v.clone());
+        }
+    }
+    if args.id.is_some() {
+        json.as_object_mut().map(|o| o.remove("limit"));
+    }
+    let as_json = args.json;
+    let shown = args.id.is_some();
+    run_standard(&args.serve, "history", json, |v| {
+        if as_json {
+            return serde_json::to_string_pretty(v).unwrap_or_default();
+        }
+        if shown {
+            let c = &v["changeset"];
+            return format!("{}\n{}", history_line(c), v["diff"].as_str().unwrap_or_default().trim_end());
+        }
+        let list = v["changesets"].as_array().map(Vec::as_slice).unwrap_or_default();
+        if list.is_empty() {
+            return "no changes recorded".to_owned();
+        }
+        let mut lines: Vec<String> = list.iter().map(history_line).collect();
+        if v["more"] == Value::Bool(true) {
+            lines.push("(more: raise --limit)".to_owned());
+        }
+        lines.join("\n")
+    })
+}
+
+/// One changeset as a line: `#12 2026-11-25T10:00:03Z edit_file by claude-code 1.0: summary [a.py +1 -1]`.
+fn history_line(c: &Value) -> String {
+    let s = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
+    let files: Vec<String> = c["files"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} +{} -{}",
+                f["op"].as_str().unwrap_or("?"),
+                f["path"].as_str().unwrap_or("?"),
+                f["added"],
+                f["removed"]
+            )
+        })
+        .collect();
+    let summary = s("summary");
+    let summary = summary.lines().next().unwrap_or_default();
+    let undone = c["undone_by"].as_str().map(|u| format!(" (undone by #{u})")).unwrap_or_default();
+    format!("#{} {} {} by {}: {summary} [{}]{undone}", s("id"), s("time"), s("tool"), s("client"), files.join(", "))
+}
+
+/// `tether undo`: the `undo` tool of the standard profile, on disk.
+fn undo(args: UndoArgs) -> ExitCode {
+    let json = match (args.last, args.ids.as_slice()) {
+        (Some(n), _) => serde_json::json!({"last": n}),
+        (None, [id]) => serde_json::json!({"id": id}),
+        (None, ids) => serde_json::json!({"ids": ids}),
+    };
+    run_standard(&args.serve, "undo", json, |v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+}
+
+/// Runs `tool` of the standard profile on disk for the command line (recording as `cli`), and
+/// prints its answer through `show` (a JSON answer) or as its text.
+fn run_standard(serve: &ServeArgs, tool: &str, json: Value, show: impl Fn(&Value) -> String) -> ExitCode {
+    let config = serve.config();
+    let Some(settings) = config.journal.clone() else {
+        return fail("the change journal is off (--no-journal, or no state directory: set XDG_STATE_HOME)");
+    };
+    let ws = match serve.workspace() {
+        Ok(ws) => ws,
+        Err(e) => return fail(e.message()),
+    };
+    let vfs = Vfs::disk(Arc::new(ws));
+    let ctx = Context { vfs: &vfs, config: &config, cancel: &Cancel::default(), editor: None };
+    let journal = Journal::open(&settings, vfs.workspace().roots());
+    let info = CallInfo::new(tool, "standard", client::CLI, &json);
+    match profiles::Standard.call(&ctx, &Recording::new(&DiskSink, journal, info), tool, json) {
+        Ok(r) if r.is_error => {
+            print(&r.text);
+            ExitCode::from(1)
+        }
+        Ok(r) => {
+            print(&r.structured.as_ref().map_or_else(|| r.text.clone(), show));
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e),
+    }
+}
+
 fn status(args: StatusArgs) -> ExitCode {
     match crate::bridge::status(args.json) {
         Ok(text) => {
@@ -377,7 +561,7 @@ fn lsp(args: LspArgs) -> ExitCode {
     let options = crate::lsp::Options {
         deny,
         profile: args.profile,
-        config: Config { read_only: args.read_only, ..Config::default() },
+        config: Config { read_only: args.read_only, journal: args.journal.settings(), ..Config::default() },
         save: args.save,
         bridge: !args.no_bridge,
         ..crate::lsp::Options::default()

@@ -1,6 +1,7 @@
 //! What holds for a whole run and for one call: the [`Config`] (limits and switches) and a call's
 //! [`Cancel`] signal. Plain values, read by every layer from the tools down to the sinks.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -21,6 +22,23 @@ pub struct Config {
     /// An editor runs tether (`tether lsp`, or a `tether mcp` attached to one), so the tools that
     /// answer from its knowledge (diagnostics, selection, symbols) are served.
     pub editor: bool,
+    /// Where applied changes are recorded (`None`: not recorded, and the journal's tools are not
+    /// served).
+    pub journal: Option<JournalSettings>,
+}
+
+/// Where the change journal lives and how large it may grow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalSettings {
+    /// The directory holding one journal per workspace root.
+    pub dir: PathBuf,
+    /// The most bytes one root's journal keeps; the oldest changesets are dropped beyond it.
+    pub max_bytes: u64,
+}
+
+impl JournalSettings {
+    /// The default bound of one root's journal: 256 MiB.
+    pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 }
 
 impl Default for Config {
@@ -31,6 +49,7 @@ impl Default for Config {
             read_only: false,
             allowed_commands: None,
             editor: false,
+            journal: None,
         }
     }
 }

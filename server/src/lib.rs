@@ -11,6 +11,7 @@ pub mod config;
 pub mod edit;
 pub mod error;
 pub mod exec;
+pub mod journal;
 pub mod lsp;
 pub mod mcp;
 pub mod profiles;

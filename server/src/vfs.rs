@@ -39,6 +39,18 @@ impl OpenDocument {
             origin: Origin::Buffer { version: self.version, dirty: self.dirty, stamp: self.stamp },
         }
     }
+
+    /// The buffer's bytes as saving it would write them: the BOM when it has one, then its text
+    /// in UTF-8.
+    pub fn bytes(&self) -> Vec<u8> {
+        let bom: &[u8] = if self.doc.has_bom() { b"\xEF\xBB\xBF" } else { b"" };
+        let mut out = Vec::with_capacity(bom.len() + self.doc.rope().len_bytes());
+        out.extend_from_slice(bom);
+        for chunk in self.doc.rope().chunks() {
+            out.extend_from_slice(chunk.as_bytes());
+        }
+        out
+    }
 }
 
 /// A snapshot of the open documents, keyed by real (canonical) path.

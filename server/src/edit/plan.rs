@@ -77,6 +77,9 @@ pub enum FileOp {
         text: String,
         /// Replace an existing file instead of failing.
         overwrite: bool,
+        /// The permission bits of a new file (`None`: the default, 0666 less the umask); a
+        /// replaced file keeps its own. Undoing a delete restores the old bits with it.
+        mode: Option<u32>,
     },
     /// Rename (move) a file or directory.
     Rename {

@@ -28,7 +28,7 @@ impl Host for LspHost {
 
     fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<Answer, CallError>> {
         Box::pin(async move {
-            let ToolCall { profile, name, args, cancel, .. } = call;
+            let ToolCall { profile, name, args, cancel, client, .. } = call;
             let Some(_admitted) = self.shared.calls.admit() else {
                 let e = Error::new(
                     ErrorKind::Timeout,
@@ -39,7 +39,7 @@ impl Host for LspHost {
                 );
                 return Ok(Answer::Made(profile.error_result(&e)));
             };
-            self.shared.call_tool(profile, name, args, cancel, Caller::Bridge).await.map(Answer::Made)
+            self.shared.call_tool(profile, name, args, cancel, Caller::Bridge, client).await.map(Answer::Made)
         })
     }
 }

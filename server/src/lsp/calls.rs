@@ -15,6 +15,7 @@ use super::shared::Shared;
 use super::sink::{Delivered, EditorSink};
 use crate::config::Cancel;
 use crate::error::{Error, ErrorKind};
+use crate::journal::{CallInfo, Journal, Recording};
 use crate::profiles::{CallError, CallResult, Item, Profile, DIAGNOSTICS_ARGUMENT};
 use crate::sink::Applied;
 use crate::tools::Context;
@@ -51,6 +52,7 @@ impl Shared {
         args: Value,
         cancel: Cancel,
         caller: Caller,
+        client: String,
     ) -> Result<CallResult, CallError> {
         // Counted when answered, whichever way: the server gives back memory once none came for a while.
         let _answered = Answered(self);
@@ -77,8 +79,9 @@ impl Shared {
             && args.get(DIAGNOSTICS_ARGUMENT) != Some(&Value::Bool(false));
         let before = if wants_diagnostics { self.diagnostics.all() } else { Vec::new() };
         loop {
-            let (mut result, delivered) =
-                self.attempt(profile.clone(), name.clone(), args.clone(), cancel.clone(), attempt == max, caller).await;
+            let (mut result, delivered) = self
+                .attempt(profile.clone(), name.clone(), args.clone(), cancel.clone(), attempt == max, caller, &client)
+                .await;
             if !delivered.retry || attempt >= max || cancel.is_cancelled() {
                 if let (Ok(r), Some(applied)) = (&mut result, &delivered.applied) {
                     say_where(r, applied, profile.as_ref(), caller);
@@ -98,6 +101,8 @@ impl Shared {
 
     /// One run of the tool on the blocking pool, against its own snapshot, with what became of
     /// its changes.
+    // The call's parts travel apart: each retry takes fresh clones of the ones it consumes.
+    #[allow(clippy::too_many_arguments)]
     async fn attempt(
         self: &Arc<Self>,
         profile: Arc<dyn Profile>,
@@ -106,8 +111,10 @@ impl Shared {
         cancel: Cancel,
         last: bool,
         caller: Caller,
+        client: &str,
     ) -> (Result<CallResult, CallError>, Delivered) {
         let shared = self.clone();
+        let client = client.to_owned();
         let handle = tokio::runtime::Handle::current();
         let fallback = profile.clone();
         let task = tokio::task::spawn_blocking(move || {
@@ -120,7 +127,14 @@ impl Shared {
             let sink = EditorSink::new(shared.clone(), handle.clone(), &name, last, caller == Caller::Editor);
             let editor = LspEditor::new(shared.clone(), handle);
             let ctx = Context { vfs: &vfs, config: &shared.options.config, cancel: &cancel, editor: Some(&editor) };
-            let result = profile.call(&ctx, &sink, &name, args);
+            let result = match &shared.options.config.journal {
+                Some(settings) => {
+                    let journal = Journal::open(settings, vfs.workspace().roots());
+                    let info = CallInfo::new(&name, profile.name(), &client, &args);
+                    profile.call(&ctx, &Recording::new(&sink, journal, info), &name, args)
+                }
+                None => profile.call(&ctx, &sink, &name, args),
+            };
             (result, sink.delivered())
         });
         match task.await {

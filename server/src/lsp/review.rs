@@ -229,7 +229,12 @@ pub fn decide(plan: &EditPlan, answer: &Answer) -> Result<(EditPlan, Outcome)> {
                 outcome.edited.push(shown);
             }
             (FileOp::Create { path, overwrite, .. }, Some(text)) => {
-                out.ops.push(FileOp::Create { path: path.clone(), text: text.clone(), overwrite: *overwrite });
+                out.ops.push(FileOp::Create {
+                    path: path.clone(),
+                    text: text.clone(),
+                    overwrite: *overwrite,
+                    mode: None,
+                });
                 outcome.edited.push(shown);
             }
             _ => {

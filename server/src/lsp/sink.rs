@@ -161,7 +161,7 @@ impl EditorSink {
                     }
                     (Origin::Disk, None) => None,
                 },
-                FileOp::Create { path, text, overwrite } => match store.get(path.real()) {
+                FileOp::Create { path, text, overwrite, .. } => match store.get(path.real()) {
                     None => None,
                     Some(_) if !overwrite => {
                         return Err(Error::new(
@@ -397,6 +397,7 @@ impl Sink for EditorSink {
                 ),
             )
         })?;
+        let applied = Applied { reviewed: Some(reviewed), ..applied };
         let mut state = self.delivery_state();
         state.applied = Some(applied.clone());
         state.review = Some(outcome);
@@ -490,7 +491,7 @@ impl EditorSink {
                 (op.path().given().to_owned(), dest)
             })
             .collect();
-        Ok(Applied { files, unversioned: !caps.document_changes })
+        Ok(Applied { files, unversioned: !caps.document_changes, reviewed: None })
     }
 }
 

@@ -35,6 +35,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::config::{Cancel, Config};
+use crate::journal::{CallInfo, Journal, Recording};
 use crate::profiles::{CallError, CallResult, Item, Profile, ToolInfo};
 use crate::sink::{DiskSink, Sink};
 use crate::tools::Context;
@@ -61,7 +62,15 @@ pub struct ToolCall {
     pub quick: bool,
     /// The tool changes nothing, so running it twice is harmless ([`crate::tools::Effects`]).
     pub read_only: bool,
+    /// Who asked: the MCP client's `name version` (from `initialize`, or the
+    /// [`CLIENT_META`] an attached `tether mcp` passes on), recorded with the changes it makes.
+    pub client: String,
 }
+
+/// The `_meta` key of a `tools/call` that names the client the call comes from: an attached
+/// `tether mcp` forwards its own client's name with each call, so the lsp records the assistant,
+/// not the forwarder.
+pub const CLIENT_META: &str = "tether/client";
 
 /// What a host answers a tool call with.
 #[derive(Debug)]
@@ -97,11 +106,18 @@ pub trait Host: Send + Sync + 'static {
 /// small call's cost. Every other tool runs on the blocking pool, so a long grep or command never
 /// stalls the protocol loop, and cancellation and progress keep flowing while it runs.
 pub async fn run_local(vfs: Vfs, sink: Arc<dyn Sink>, call: ToolCall) -> Result<CallResult, CallError> {
-    let ToolCall { profile, config, name, args, cancel, quick, .. } = call;
+    let ToolCall { profile, config, name, args, cancel, quick, read_only, client } = call;
     let fallback = profile.clone();
     let run = move || {
         let ctx = Context { vfs: &vfs, config: &config, cancel: &cancel, editor: None };
-        profile.call(&ctx, sink.as_ref(), &name, args)
+        match config.journal.as_ref().filter(|_| !read_only) {
+            Some(settings) => {
+                let journal = Journal::open(settings, vfs.workspace().roots());
+                let info = CallInfo::new(&name, profile.name(), &client, &args);
+                profile.call(&ctx, &Recording::new(sink.as_ref(), journal, info), &name, args)
+            }
+            None => profile.call(&ctx, sink.as_ref(), &name, args),
+        }
     };
     let outcome = if quick {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).map_err(|_| "the tool panicked")
@@ -117,6 +133,22 @@ pub async fn run_local(vfs: Vfs, sink: Arc<dyn Sink>, call: ToolCall) -> Result<
     outcome.unwrap_or_else(|what| {
         tracing::error!(what, "tool call failed");
         Ok(fallback.error_result(&crate::Error::new(crate::ErrorKind::IoError, format!("internal error: {what}"))))
+    })
+}
+
+/// Who a `tools/call` comes from: the [`CLIENT_META`] an attached `tether mcp` passes on, else
+/// the client's own `name version` from `initialize`.
+fn client_of(context: &RequestContext<RoleServer>) -> String {
+    if let Some(Value::String(c)) = context.meta.get(CLIENT_META) {
+        return c.clone();
+    }
+    context.peer.peer_info().map_or_else(String::new, |info| {
+        let Implementation { name, version, .. } = &info.client_info;
+        if version.is_empty() {
+            name.clone()
+        } else {
+            format!("{name} {version}")
+        }
     })
 }
 
@@ -221,7 +253,13 @@ impl McpServer {
     }
 
     /// Runs one call through the host.
-    async fn run_call(&self, tool: &ToolInfo, args: Value, cancel: Cancel) -> Result<Answer, CallError> {
+    async fn run_call(
+        &self,
+        tool: &ToolInfo,
+        args: Value,
+        cancel: Cancel,
+        client: String,
+    ) -> Result<Answer, CallError> {
         let inner = &self.inner;
         let call = ToolCall {
             profile: inner.profile.clone(),
@@ -231,6 +269,7 @@ impl McpServer {
             cancel,
             quick: tool.quick,
             read_only: tool.effects.read_only,
+            client,
         };
         inner.host.call(call).await
     }
@@ -367,8 +406,9 @@ impl ServerHandler for McpServer {
             })
         });
         let cancel = Cancel::default();
+        let client = client_of(&context);
         let result = tokio::select! {
-            r = self.run_call(tool, args, cancel.clone()) => r,
+            r = self.run_call(tool, args, cancel.clone(), client) => r,
             () = context.ct.cancelled() => {
                 // Tell the tool to stop (a running command is killed); the client expects no
                 // answer to a cancelled request.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, RequestMetaObject};
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::{Peer, RoleClient, ServiceExt as _};
 use serde_json::Value;
@@ -145,6 +145,12 @@ impl Host for AttachedHost {
                 let mut params = CallToolRequestParams::new(call.name.clone());
                 if let Value::Object(args) = args {
                     params = params.with_arguments(args);
+                }
+                if !call.client.is_empty() {
+                    // So that the lsp records the assistant as the one asking, not this forwarder.
+                    let mut meta = RequestMetaObject::default();
+                    meta.insert(super::CLIENT_META.to_owned(), Value::String(call.client.clone()));
+                    params.meta = Some(meta);
                 }
                 match peer.call_tool_once(params).await {
                     Ok(CallToolResponse::Complete(result)) => return Ok(Answer::Forwarded(result)),

@@ -540,9 +540,9 @@ plain
         let resolve = |p: &str| f.vfs.resolve(p).expect("inside");
         let plan = EditPlan {
             ops: vec![
-                FileOp::Create { path: resolve("new.txt"), text: "new\n".into(), overwrite: false },
-                FileOp::Create { path: resolve("plain.txt"), text: "new\n".into(), overwrite: true },
-                FileOp::Create { path: resolve("linked.txt"), text: "new\n".into(), overwrite: true },
+                FileOp::Create { path: resolve("new.txt"), text: "new\n".into(), overwrite: false, mode: None },
+                FileOp::Create { path: resolve("plain.txt"), text: "new\n".into(), overwrite: true, mode: None },
+                FileOp::Create { path: resolve("linked.txt"), text: "new\n".into(), overwrite: true, mode: None },
             ],
         };
         assert_eq!(apply(&f.ctx(), &DiskSink, &plan).expect_err("refused").kind(), ErrorKind::PathEscape);

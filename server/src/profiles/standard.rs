@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::{CallError, CallResult, Profile, ToolInfo};
 use crate::config::Config;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::sink::{self, Sink};
 use crate::tools::{self, Context, Output};
 
@@ -48,6 +48,9 @@ impl Profile for Standard {
                 o.remove(DIAGNOSTICS_ARGUMENT);
             }
         }
+        if let Err(e) = check_version(ctx, tool.name, &mut args) {
+            return Ok(error_result(&e));
+        }
         Ok(match (tool.run)(ctx, args) {
             Ok(Output::Text(text)) => CallResult { text, structured: None, items: Vec::new(), is_error: false },
             Ok(Output::Json(v)) => {
@@ -69,15 +72,63 @@ impl Profile for Standard {
 /// when an editor runs tether.
 pub const DIAGNOSTICS_ARGUMENT: &str = "diagnostics";
 
-/// The core tools, and with an editor those that answer from its knowledge.
+/// The argument an edit of one file takes: the version its read showed, so that an edit of a
+/// file that changed since is refused with what changed.
+pub const VERSION_ARGUMENT: &str = "version";
+
+/// The tools that change one file named by `path`, which take [`VERSION_ARGUMENT`].
+const VERSIONED: &[&str] = &["edit_file", "multi_edit", "replace", "insert", "append", "write_file"];
+
+/// Takes `version` out of `args` and, when it is given and the file changed since, fails with
+/// `conflict` saying what changed and who changed it.
+fn check_version(ctx: &Context<'_>, tool: &str, args: &mut Value) -> Result<(), Error> {
+    if ctx.config.journal.is_none() || !VERSIONED.contains(&tool) {
+        return Ok(());
+    }
+    let Some(o) = args.as_object_mut() else { return Ok(()) };
+    let Some(version) = o.remove(VERSION_ARGUMENT) else { return Ok(()) };
+    let Value::String(version) = version else {
+        return Err(Error::invalid("`version`: expected the string a read ended with ([version: ...])"));
+    };
+    let Some(Value::String(given)) = o.get("path") else { return Ok(()) };
+    let path = ctx.vfs.resolve(given)?;
+    if !ctx.vfs.exists(&path) {
+        return Err(Error::new(
+            ErrorKind::Conflict,
+            format!("{path}: was deleted since you read it (version {version}); nothing was changed"),
+        )
+        .with_path(path.given()));
+    }
+    let since = tools::changes_since::since(ctx, &path, &version)?;
+    if since.changed() {
+        return Err(Error::new(ErrorKind::Conflict, since.describe()).with_path(path.given()));
+    }
+    Ok(())
+}
+
+/// The core tools, with an editor those that answer from its knowledge, and with the journal
+/// those that answer from it.
 fn served(config: &Config) -> impl Iterator<Item = &'static tools::Tool> + Clone {
     let knowledge: &[tools::Tool] = if config.editor { tools::knowledge::ALL } else { &[] };
-    tools::ALL.iter().chain(knowledge)
+    let journal: &[tools::Tool] = if config.journal.is_some() { tools::JOURNAL } else { &[] };
+    tools::ALL.iter().chain(knowledge).chain(journal)
 }
 
 /// `tool`'s schema; with an editor, a tool that changes files also takes `diagnostics`.
 fn schema(tool: &tools::Tool, config: &Config) -> Value {
     let mut schema = (tool.schema)();
+    if config.journal.is_some() && VERSIONED.contains(&tool.name) {
+        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            props.insert(
+                VERSION_ARGUMENT.to_owned(),
+                json!({
+                    "type": "string",
+                    "description": "The version your read of the file ended with ([version: ...]). When the file \
+                                    changed since, nothing is changed and the error shows what changed and who changed it."
+                }),
+            );
+        }
+    }
     if config.editor && !tool.effects.read_only {
         if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
             props.insert(

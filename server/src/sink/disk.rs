@@ -83,7 +83,7 @@ impl TwoPhaseSink for DiskSink {
             }
         }
         let files = plan.ops.iter().map(|op| (op.path().given().to_owned(), Destination::Disk)).collect();
-        Ok(Pending { tx: Some(tx), applied: Applied { files, unversioned: false } })
+        Ok(Pending { tx: Some(tx), applied: Applied { files, unversioned: false, reviewed: None } })
     }
 }
 
@@ -224,7 +224,7 @@ impl Transaction {
     fn apply(&mut self, op: &FileOp) -> Result<()> {
         match op {
             FileOp::Edit { path, base, changes } => self.edit(path, base, changes),
-            FileOp::Create { path, text, overwrite } => self.create(path, text, *overwrite),
+            FileOp::Create { path, text, overwrite, mode } => self.create(path, text, *overwrite, *mode),
             FileOp::Rename { from, to, overwrite } => self.rename(from, to, *overwrite),
             FileOp::Delete { path, recursive } => self.delete(path, *recursive),
             FileOp::Mkdir { path } => self.mkdir(path),
@@ -279,7 +279,7 @@ impl Transaction {
         }
     }
 
-    fn create(&mut self, path: &SandboxPath, text: &str, overwrite: bool) -> Result<()> {
+    fn create(&mut self, path: &SandboxPath, text: &str, overwrite: bool, mode: Option<u32>) -> Result<()> {
         let (target, given) = (path.real(), path.given());
         match fs::metadata(target) {
             Ok(m) if !m.is_file() => Err(not_a_file(given, &m)),
@@ -290,7 +290,7 @@ impl Transaction {
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 self.create_dirs(parent(target), given)?;
-                files::write_atomic(target, &[text.as_bytes()], None, false).map_err(|e| {
+                files::write_new(target, &[text.as_bytes()], mode).map_err(|e| {
                     if e.kind() == io::ErrorKind::AlreadyExists {
                         conflict(given, "was created by someone else meanwhile")
                     } else {

@@ -62,6 +62,9 @@ pub struct Applied {
     /// Whether editor buffers were sent unversioned edits (the editor takes no versions), so
     /// only its change notifications could show where they landed.
     pub unversioned: bool,
+    /// The plan as applied, when it is not the plan the sink was given: the user reviewed it
+    /// and took only part of it, or changed it (`files` then follows this plan).
+    pub reviewed: Option<EditPlan>,
 }
 
 impl Applied {

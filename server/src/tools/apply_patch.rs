@@ -224,7 +224,7 @@ fn create(ctx: &Context<'_>, file: &FilePatch, path: &SandboxPath, plan: &mut Ed
         .with_path(path.given()));
     }
     let text = apply_hunks("", &file.hunks).map_err(|f| failed(path, &f))?;
-    plan.ops.push(FileOp::Create { path: path.clone(), text, overwrite: false });
+    plan.ops.push(FileOp::Create { path: path.clone(), text, overwrite: false, mode: None });
     Ok(Status::Added(path.given().to_owned()))
 }
 

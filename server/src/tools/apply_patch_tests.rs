@@ -35,7 +35,7 @@ fn apply_to_disk(plan: &EditPlan) {
                 bytes.extend_from_slice(apply_changes(&base.text.to_str(), changes).as_bytes());
                 fs::write(path.real(), bytes).expect("write");
             }
-            FileOp::Create { path, text, overwrite } => {
+            FileOp::Create { path, text, overwrite, .. } => {
                 assert!(*overwrite || !path.real().exists(), "{path}: exists");
                 fs::create_dir_all(path.real().parent().expect("parent")).expect("mkdir");
                 fs::write(path.real(), text).expect("write");

@@ -6,6 +6,7 @@
 
 pub mod append;
 pub mod apply_patch;
+pub mod changes_since;
 pub mod contract;
 pub mod delete;
 pub mod edit_file;
@@ -13,6 +14,7 @@ pub mod editable;
 pub mod explore;
 pub mod glob;
 pub mod grep;
+pub mod history;
 pub mod insert;
 pub mod knowledge;
 pub mod list_dir;
@@ -27,6 +29,7 @@ pub mod run;
 pub mod run_allowed;
 pub mod search;
 pub mod stat;
+pub mod undo;
 pub mod write_file;
 
 use schemars::JsonSchema;
@@ -159,6 +162,14 @@ pub const ALL: &[Tool] = &[
     delete::TOOL,
     mkdir::TOOL,
     run::TOOL,
+];
+
+/// The tools that answer from the change journal, served when it is on.
+#[rustfmt::skip]
+pub const JOURNAL: &[Tool] = &[
+    history::TOOL,
+    undo::TOOL,
+    changes_since::TOOL,
 ];
 
 /// The core tool named `name`.

@@ -106,15 +106,43 @@ pub fn read_page(ctx: &Context<'_>, path: &SandboxPath, page: Page, paged: bool)
     }
     // An open buffer is paged from its rope in place: a whole read of a large buffer would
     // otherwise copy it into one string first.
-    let mut out = match ctx.vfs.overlay().get(path.real()) {
-        Some(open) => format_document(path.given(), &open.doc, page),
-        None => format_page(path.given(), &ctx.vfs.read_text(path)?.text, page),
+    let (mut out, version) = match ctx.vfs.overlay().get(path.real()) {
+        Some(open) => {
+            let version = ctx.config.journal.as_ref().map(|j| keep_read(ctx, j, path, &[&open.bytes()]));
+            (format_document(path.given(), &open.doc, page), version)
+        }
+        None => {
+            let file = ctx.vfs.read_text(path)?;
+            let bom: &[u8] = if file.bom { b"\xEF\xBB\xBF" } else { b"" };
+            let version = ctx.config.journal.as_ref().map(|j| keep_read(ctx, j, path, &[bom, file.text.as_bytes()]));
+            (format_page(path.given(), &file.text, page), version)
+        }
     };
     // The model must know that the text is not what the file on disk holds.
     if let crate::vfs::Origin::Buffer { dirty: true, .. } = meta.origin {
         out.push_str(UNSAVED_NOTE);
     }
+    if let Some(version) = version {
+        let _ = write!(out, "\n{VERSION_PREFIX}{version}]");
+    }
     Ok(out)
+}
+
+/// How a read ends when the journal is on: `[version: 3f9a0c12b7e1]`, the token an edit may pass
+/// back as `version` to be told when the file changed since.
+pub const VERSION_PREFIX: &str = "[version: ";
+
+/// The version of `bytes` (what the read showed), kept by the journal so a later stale edit can
+/// be shown what changed since.
+fn keep_read(
+    ctx: &Context<'_>,
+    settings: &crate::config::JournalSettings,
+    path: &SandboxPath,
+    bytes: &[&[u8]],
+) -> String {
+    let version = crate::journal::version_of(bytes);
+    crate::journal::Journal::open(settings, ctx.vfs.workspace().roots()).keep_read(path.real(), &version, bytes);
+    version
 }
 
 /// Appended to a page read from an editor buffer with unsaved changes.

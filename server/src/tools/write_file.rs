@@ -54,7 +54,7 @@ pub fn write_file(ctx: &Context<'_>, args: WriteFileArgs) -> Result<Output> {
     match ctx.vfs.metadata(&path) {
         Err(e) if e.kind() == ErrorKind::NotFound => {
             let summary = format!("created {path} ({})", byte_count(args.content.len()));
-            let plan = EditPlan::one(FileOp::Create { path, text: args.content, overwrite: false });
+            let plan = EditPlan::one(FileOp::Create { path, text: args.content, overwrite: false, mode: None });
             Ok(Output::Change { plan, summary })
         }
         Err(e) => Err(e),

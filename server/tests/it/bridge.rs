@@ -96,6 +96,7 @@ type Mcp = RunningService<RoleClient, ()>;
 fn mcp_command(root: &Path, runtime: &Path, extra: &[&str]) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(BIN);
     cmd.arg("mcp").arg("--root").arg(root).args(extra).env("XDG_RUNTIME_DIR", runtime).env_remove("TETHER_LOG");
+    cmd.env("XDG_STATE_HOME", crate::lsp_support::state_home());
     cmd
 }
 
@@ -356,6 +357,7 @@ async fn the_runtime_files_are_private_listed_and_removed_on_exit() {
 
     let out = std::process::Command::new(BIN)
         .args(["status", "--json"])
+        .env("XDG_STATE_HOME", crate::lsp_support::state_home())
         .env("XDG_RUNTIME_DIR", runtime.path())
         .output()
         .expect("status");
@@ -420,7 +422,8 @@ async fn stat_and_read_file_say_the_text_is_an_unsaved_buffer() {
     let v: Value = serde_json::from_str(&body(&r)).expect("json");
     assert_eq!((v["open"].clone(), v["dirty"].clone()), (json!(true), json!(true)), "{v}");
     let r = body(&call(&mcp, "read_file", json!({"path": "a.txt"})).await);
-    assert!(r.ends_with("(from the open editor buffer, which has unsaved changes)"), "{r}");
+    // The read ends with its version (the journal is on), right after the note.
+    assert!(r.contains("(from the open editor buffer, which has unsaved changes)\n[version: "), "{r}");
     let r = body(&call(&mcp, "read_file", json!({"path": "b.txt"})).await);
     assert!(!r.contains("editor buffer"), "a closed file says nothing: {r}");
     mcp.cancel().await.expect("close");
@@ -484,6 +487,8 @@ async fn an_attached_read_of_20_mib_comes_back_whole() {
     .expect("an answer to the 20 MiB read");
     assert_eq!(r.is_error, Some(false));
     let text = body(&r);
+    let (text, version) = text.rsplit_once("\n[version: ").expect("the read ends with its version");
+    assert_eq!(version.len(), 13, "{version}");
     assert_eq!(text.lines().count(), big.lines().count());
     assert!(text.ends_with(line.trim_end()), "{}", &text[text.len() - 200..]);
     lsp.still_serves().await;

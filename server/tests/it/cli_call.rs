@@ -4,6 +4,7 @@ use std::process::Command;
 
 fn call(root: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .env("XDG_STATE_HOME", crate::lsp_support::state_home())
         .arg("call")
         .arg("--root")
         .arg(root)
@@ -63,6 +64,7 @@ fn a_profile_that_starts_with_set_workspace_gets_it_from_the_command_line() {
 fn without_an_editor_the_knowledge_tools_are_not_listed() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .env("XDG_STATE_HOME", crate::lsp_support::state_home())
         .args(["tools", "--json", "--root"])
         .arg(dir.path())
         .output()

@@ -23,6 +23,7 @@ impl Server {
     /// A server initialized by a client asking for protocol `version`, and the answer.
     fn start_with(root: &std::path::Path, version: &str) -> (Server, Value) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+            .env("XDG_STATE_HOME", crate::lsp_support::state_home())
             .args(["mcp", "--root"])
             .arg(root)
             .stdin(Stdio::piped())

@@ -38,6 +38,7 @@ fn served_unless_read_only() {
 fn tether_call_runs_a_command() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .env("XDG_STATE_HOME", crate::lsp_support::state_home())
         .args(["call", "run", r#"{"command": "echo out; echo err >&2; exit 4"}"#, "--root"])
         .arg(dir.path())
         .output()

@@ -9,6 +9,7 @@ use tower_lsp::lsp_types::ExecuteCommandParams;
 use tower_lsp::lsp_types::MessageType;
 
 use crate::config::Cancel;
+use crate::journal::client;
 use crate::lsp::calls::Caller;
 use crate::lsp::progress::Progress;
 use crate::lsp::protocol::{self, CallToolParams, ListToolsParams};
@@ -51,7 +52,8 @@ async fn call_tool(shared: &Arc<Shared>, params: ExecuteCommandParams) -> RpcRes
     let cancel = Cancel::default();
     let _stop_on_drop = CancelOnDrop(cancel.clone());
     let tool = args.tool.clone();
-    let result = shared.call_tool(profile, args.tool, args.arguments, cancel, Caller::Editor).await;
+    let result =
+        shared.call_tool(profile, args.tool, args.arguments, cancel, Caller::Editor, client::EDITOR.to_owned()).await;
     let message = match &result {
         Ok(r) if r.is_error => "failed",
         _ => "done",

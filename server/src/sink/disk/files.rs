@@ -84,6 +84,17 @@ pub fn write_atomic(target: &Path, bytes: &[&[u8]], owner: Option<Owner>, clobbe
     sync_dir(dir)
 }
 
+/// Writes `bytes` to the new file `target` (failing if something is there already), with the
+/// permission bits `mode` when given, else the default mode of 0666 less the umask.
+pub fn write_new(target: &Path, bytes: &[&[u8]], mode: Option<u32>) -> io::Result<()> {
+    let owner = mode.map(|mode| Owner {
+        mode: mode & 0o7777,
+        uid: rustix::process::geteuid().as_raw(),
+        gid: rustix::process::getegid().as_raw(),
+    });
+    write_atomic(target, bytes, owner, false)
+}
+
 /// Overwrites `target`'s contents in place, keeping its inode (and so every hard link to it):
 /// not atomic against a crash, which is why callers keep a copy of the old bytes first.
 pub fn write_in_place(target: &Path, bytes: &[&[u8]]) -> io::Result<()> {

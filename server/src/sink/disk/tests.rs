@@ -168,7 +168,7 @@ fn failed_plan_leaves_every_file_as_it_was() {
         ("three edits", |f| vec![edit(f, "one.txt", "ONE\n"), edit(f, "two.txt", "TWO\n")]),
         ("create in new dirs, delete file", |f| {
             vec![
-                FileOp::Create { path: path(f, "new/deep/file.txt"), text: "x".into(), overwrite: false },
+                FileOp::Create { path: path(f, "new/deep/file.txt"), text: "x".into(), overwrite: false, mode: None },
                 FileOp::Delete { path: path(f, "two.txt"), recursive: false },
             ]
         }),
@@ -180,7 +180,7 @@ fn failed_plan_leaves_every_file_as_it_was() {
         }),
         ("overwrite create, rename over existing", |f| {
             vec![
-                FileOp::Create { path: path(f, "one.txt"), text: "replaced".into(), overwrite: true },
+                FileOp::Create { path: path(f, "one.txt"), text: "replaced".into(), overwrite: true, mode: None },
                 FileOp::Rename { from: path(f, "two.txt"), to: path(f, "dir/inner.txt"), overwrite: true },
             ]
         }),
@@ -216,7 +216,7 @@ fn creates() {
     let f = fixture("//- exists.txt\nold\n//- dir/\n//- file\nx\n");
     chmod(&f, "exists.txt", 0o640);
     let create = |p: &str, overwrite: bool| {
-        apply(&f, vec![FileOp::Create { path: path(&f, p), text: "new\n".into(), overwrite }])
+        apply(&f, vec![FileOp::Create { path: path(&f, p), text: "new\n".into(), overwrite, mode: None }])
             .map(|_| ())
             .map_err(|e| e.kind())
     };
@@ -346,7 +346,12 @@ fn a_pending_change_is_committed_rolled_back_or_dropped() {
             ops: vec![
                 edit(&f, "one.txt", "ONE\n"),
                 edit(&f, "hard.txt", "edited in place\n"),
-                FileOp::Create { path: path(&f, "new/deep/file.txt"), text: "new\n".into(), overwrite: false },
+                FileOp::Create {
+                    path: path(&f, "new/deep/file.txt"),
+                    text: "new\n".into(),
+                    overwrite: false,
+                    mode: None,
+                },
                 FileOp::Rename { from: path(&f, "two.txt"), to: path(&f, "moved/two.txt"), overwrite: false },
                 FileOp::Delete { path: path(&f, "dir"), recursive: true },
                 FileOp::Delete { path: path(&f, "link"), recursive: false },

@@ -60,9 +60,10 @@ pub fn write_exact(ctx: &Context<'_>, args: ExactWrite) -> Result<ExactWritten> 
     }
     let bytes = args.content.len();
     let (plan, created) = match ctx.vfs.metadata(&path) {
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            (EditPlan::one(FileOp::Create { path: path.clone(), text: args.content, overwrite: false }), true)
-        }
+        Err(e) if e.kind() == ErrorKind::NotFound => (
+            EditPlan::one(FileOp::Create { path: path.clone(), text: args.content, overwrite: false, mode: None }),
+            true,
+        ),
         Err(e) => return Err(e),
         Ok(m) if m.kind == EntryKind::Dir => {
             return Err(
@@ -77,9 +78,10 @@ pub fn write_exact(ctx: &Context<'_>, args: ExactWrite) -> Result<ExactWritten> 
             }
             // A binary or UTF-16 file (or one that cannot be read as text) is replaced whole by
             // the new text.
-            Err(_) => {
-                (EditPlan::one(FileOp::Create { path: path.clone(), text: args.content, overwrite: true }), false)
-            }
+            Err(_) => (
+                EditPlan::one(FileOp::Create { path: path.clone(), text: args.content, overwrite: true, mode: None }),
+                false,
+            ),
         },
     };
     Ok(ExactWritten { plan, path, created, bytes })

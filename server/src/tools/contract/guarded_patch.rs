@@ -51,7 +51,7 @@ pub fn patch_one_file(ctx: &Context<'_>, args: OneFilePatch) -> Result<PatchedFi
                 .with_path(path.given()));
             }
             let text = apply_hunks("", &file.hunks).map_err(|f| failed(path.given(), &f))?;
-            let plan = EditPlan::one(FileOp::Create { path: path.clone(), text, overwrite: false });
+            let plan = EditPlan::one(FileOp::Create { path: path.clone(), text, overwrite: false, mode: None });
             Ok(PatchedFile { plan, path, created: true, hunks })
         }
         FileChange::Delete { .. } => Err(Error::new(

@@ -27,7 +27,7 @@ pub fn overwrite(ctx: &Context<'_>, args: Overwrite) -> Result<EditPlan> {
     let Overwrite { path, content } = args;
     match ctx.vfs.metadata(&path) {
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            Ok(EditPlan::one(FileOp::Create { path, text: content, overwrite: false }))
+            Ok(EditPlan::one(FileOp::Create { path, text: content, overwrite: false, mode: None }))
         }
         Err(e) => Err(e),
         Ok(m) if m.kind == EntryKind::Dir => {
@@ -36,7 +36,7 @@ pub fn overwrite(ctx: &Context<'_>, args: Overwrite) -> Result<EditPlan> {
         Ok(_) => match read_editable(ctx, &path, Wording::Write) {
             Ok(file) => Ok(EditPlan::edit_to(path, Base::from(file), &content)),
             Err(e) if e.kind() == ErrorKind::IsBinary => {
-                Ok(EditPlan::one(FileOp::Create { path, text: content, overwrite: true }))
+                Ok(EditPlan::one(FileOp::Create { path, text: content, overwrite: true, mode: None }))
             }
             Err(e) => Err(e),
         },

@@ -152,6 +152,13 @@ pub fn neovim_capabilities() -> Value {
 
 /// The real `tether lsp` binary started with `args` (after `lsp`) and `env`, its stdin and stdout
 /// piped and taken, killed when dropped; `TETHER_LOG` is removed so `--log-level` decides.
+/// The state directory every spawned tether gets (`XDG_STATE_HOME`), so that their change
+/// journals stay out of the user's: one temp directory per test run.
+pub fn state_home() -> &'static Path {
+    static HOME: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| tempfile::tempdir().expect("state home")).path()
+}
+
 pub fn spawn_lsp(
     args: &[&str],
     env: &[(&str, &Path)],
@@ -160,6 +167,7 @@ pub fn spawn_lsp(
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
         .arg("lsp")
         .args(args)
+        .env("XDG_STATE_HOME", state_home())
         .envs(env.iter().copied())
         .env_remove("TETHER_LOG")
         .stdin(std::process::Stdio::piped())

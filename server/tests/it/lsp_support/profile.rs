@@ -124,6 +124,7 @@ impl TestProfile {
                     path: ctx.vfs.resolve(&s(&op, "path"))?,
                     text: s(&op, "text"),
                     overwrite: op["overwrite"].as_bool().unwrap_or(false),
+                    mode: None,
                 },
                 "rename" => FileOp::Rename {
                     from: ctx.vfs.resolve(&s(&op, "from"))?,

@@ -1,0 +1,421 @@
+//! [`Recording`]: a sink that applies a plan through another and records what it applied.
+//!
+//! What a plan replaces or removes (an overwritten file, a deleted file or tree, a destination
+//! a rename replaces) is read before the plan is applied, since afterwards it is gone; the rest
+//! comes from the plan itself (an edit carries its base and its changes). A recording that fails
+//! never fails the change, which has happened: it is logged.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::{client, lines, now_ms, CallInfo, Changeset, FileRecord, Hunk, Journal, Op, Side};
+use crate::edit::{EditPlan, FileOp};
+use crate::error::Result;
+use crate::sink::{Applied, Sink};
+use crate::vfs::Vfs;
+
+/// Files larger than this are recorded without their bytes (their change cannot be undone).
+const KEEP_MAX: u64 = 16 * 1024 * 1024;
+
+/// Entries of a deleted directory recorded at most; a larger tree's delete cannot be undone.
+const TREE_MAX_ENTRIES: usize = 2000;
+
+/// The prefix of each line of an undo's summary: `undid changeset 12 (...)`. The recording reads
+/// the undone ids back from it ([`undone_ids`]).
+pub const UNDID: &str = "undid changeset ";
+
+/// A sink that records every plan it applies through `inner` in `journal`.
+pub struct Recording<'a> {
+    inner: &'a dyn Sink,
+    journal: Journal,
+    call: CallInfo,
+    summary: Mutex<Option<String>>,
+}
+
+impl<'a> Recording<'a> {
+    /// Records the changes of `call` that `inner` applies.
+    pub fn new(inner: &'a dyn Sink, journal: Journal, call: CallInfo) -> Recording<'a> {
+        Recording { inner, journal, call, summary: Mutex::new(None) }
+    }
+}
+
+impl Sink for Recording<'_> {
+    fn describe(&self, summary: &str) {
+        *self.summary.lock().unwrap_or_else(|e| e.into_inner()) = Some(summary.to_owned());
+        self.inner.describe(summary);
+    }
+
+    fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
+        let before = Before::capture(vfs, plan);
+        let applied = self.inner.apply(vfs, plan)?;
+        let done = applied.reviewed.as_ref().unwrap_or(plan);
+        let summary = self.summary.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+        let mut files = Vec::new();
+        for op in &done.ops {
+            // Parent directories the operation created come first, so an undo removes them last.
+            let target = match op {
+                FileOp::Create { path, .. } => Some(path.real()),
+                FileOp::Rename { to, .. } => Some(to.path()),
+                _ => None,
+            };
+            for dir in target.and_then(Path::parent).map(|p| before.missing_parents(p)).unwrap_or_default() {
+                if dir.is_dir() && !files.iter().any(|f: &FileRecord| f.path == dir) {
+                    let mut r = blank(Op::Mkdir, &dir);
+                    r.dir = true;
+                    files.push(r);
+                }
+            }
+            files.extend(self.record(op, &before));
+        }
+        if files.is_empty() {
+            return Ok(applied);
+        }
+        let changeset = Changeset {
+            id: String::new(),
+            time_ms: now_ms(),
+            tool: self.call.tool.clone(),
+            profile: self.call.profile.clone(),
+            client: if self.call.client.is_empty() { client::UNKNOWN.to_owned() } else { self.call.client.clone() },
+            undoes: undone_ids(&summary),
+            summary,
+            args: self.call.args.clone(),
+            files,
+            root: 0,
+        };
+        if let Err(e) = self.journal.record(changeset) {
+            tracing::warn!("the change was applied but not recorded in the journal: {e}");
+        }
+        Ok(applied)
+    }
+}
+
+/// The ids an undo's summary names.
+fn undone_ids(summary: &str) -> Vec<String> {
+    summary.lines().filter_map(|l| l.strip_prefix(UNDID)?.split_whitespace().next().map(str::to_owned)).collect()
+}
+
+/// A record of `op` on `path` with nothing else known yet.
+fn blank(op: Op, path: &Path) -> FileRecord {
+    FileRecord {
+        op,
+        path: path.to_owned(),
+        from: None,
+        dir: false,
+        before: None,
+        after: None,
+        reverse: Vec::new(),
+        entries: Vec::new(),
+        not_reversible: None,
+        added: 0,
+        removed: 0,
+    }
+}
+
+impl Recording<'_> {
+    /// The record of one applied operation, or `None` when it changed nothing (a directory that
+    /// was already there).
+    fn record(&self, op: &FileOp, before: &Before) -> Option<FileRecord> {
+        match op {
+            FileOp::Edit { path, base, changes } => {
+                let bom: &[u8] = if base.bom { b"\xEF\xBB\xBF" } else { b"" };
+                let old: Vec<u8> = bom
+                    .iter()
+                    .copied()
+                    .chain(base.text.chunks(0..base.text.len()).flat_map(str::as_bytes).copied())
+                    .collect();
+                let mut new = Vec::with_capacity(old.len());
+                new.extend_from_slice(bom);
+                let mut reverse = Vec::with_capacity(changes.len());
+                let (mut at, mut removed, mut added) = (0, 0, 0);
+                for c in changes {
+                    let (s, e) = (c.range.start.get(), c.range.end.get());
+                    new.extend(base.text.chunks(at..s).flat_map(str::as_bytes));
+                    let old_text = base.text.slice(s..e).into_owned();
+                    removed += lines(old_text.as_bytes());
+                    added += lines(c.text.as_bytes());
+                    reverse.push(Hunk { at: new.len(), len: c.text.len(), text: old_text });
+                    new.extend_from_slice(c.text.as_bytes());
+                    at = e;
+                }
+                new.extend(base.text.chunks(at..base.text.len()).flat_map(str::as_bytes));
+                let mode = fs::metadata(path.real()).ok().map(|m| m.mode() & 0o7777);
+                let mut r = blank(Op::Edit, path.real());
+                r.before = Some(self.side(path.real(), &old, mode, false));
+                r.after = Some(self.side(path.real(), &new, mode, true));
+                if r.after.as_ref().is_some_and(|s| !s.kept) {
+                    r.not_reversible = Some(too_large(new.len()));
+                }
+                r.reverse = reverse;
+                r.added = added;
+                r.removed = removed;
+                Some(r)
+            }
+            FileOp::Create { path, text, .. } => {
+                let mode = fs::metadata(path.real()).ok().map(|m| m.mode() & 0o7777);
+                let replaced = before.of(path.real());
+                let mut r = blank(if replaced.is_some() { Op::Overwrite } else { Op::Create }, path.real());
+                r.after = Some(self.side(path.real(), text.as_bytes(), mode, true));
+                r.added = lines(text.as_bytes());
+                if let Some(old) = replaced {
+                    r.removed = old.bytes.as_deref().map_or(0, lines);
+                    r.before = old.side(self, path.real());
+                    r.not_reversible = old.why_not.clone();
+                }
+                if r.after.as_ref().is_some_and(|s| !s.kept) {
+                    r.not_reversible = Some(too_large(text.len()));
+                }
+                Some(r)
+            }
+            FileOp::Delete { path, .. } => {
+                let mut r = blank(Op::Delete, path.path());
+                let Some(old) = before.of(path.path()) else {
+                    r.not_reversible = Some("what was deleted could not be read first".to_owned());
+                    return Some(r);
+                };
+                r.dir = old.dir;
+                r.removed = old.bytes.as_deref().map_or(0, lines);
+                r.before = old.side(self, path.path());
+                r.not_reversible = old.why_not.clone();
+                r.entries = flatten(&old.entries).into_iter().map(|e| self.entry(e)).collect();
+                Some(r)
+            }
+            FileOp::Rename { from, to, .. } => {
+                let mut r = blank(Op::Rename, to.path());
+                r.from = Some(from.path().to_owned());
+                r.dir = fs::symlink_metadata(to.path()).is_ok_and(|m| m.is_dir());
+                if let Some(old) = before.of(to.path()) {
+                    r.before = old.side(self, to.path());
+                    r.not_reversible = old.why_not.clone();
+                }
+                Some(r)
+            }
+            FileOp::Mkdir { path } => {
+                if before.existed.contains(&path.real().to_path_buf()) {
+                    return None;
+                }
+                let mut r = blank(Op::Mkdir, path.real());
+                r.dir = true;
+                Some(r)
+            }
+        }
+    }
+
+    /// The record of one entry of a deleted directory.
+    fn entry(&self, e: &Old) -> FileRecord {
+        FileRecord {
+            op: Op::Delete,
+            path: e.path.clone(),
+            from: None,
+            dir: e.dir,
+            before: e.side(self, &e.path),
+            after: None,
+            reverse: Vec::new(),
+            entries: Vec::new(),
+            not_reversible: e.why_not.clone(),
+            added: 0,
+            removed: e.bytes.as_deref().map_or(0, lines),
+        }
+    }
+
+    /// A side of `bytes`, kept in the blob store when `keep` and not too large.
+    fn side(&self, real: &Path, bytes: &[u8], mode: Option<u32>, keep: bool) -> Side {
+        let hash = super::hash_of(bytes);
+        let kept = keep
+            && (bytes.len() as u64) <= KEEP_MAX
+            && match self.journal.keep_blob(real, bytes) {
+                Ok(_) => true,
+                Err(e) => {
+                    tracing::warn!("journal: {e}");
+                    false
+                }
+            };
+        Side { hash, size: bytes.len() as u64, mode, kept }
+    }
+}
+
+/// `entries` and everything below them, parents first.
+fn flatten(entries: &[Old]) -> Vec<&Old> {
+    let mut out = Vec::new();
+    for e in entries {
+        out.push(e);
+        out.extend(flatten(&e.entries));
+    }
+    out
+}
+
+fn too_large(len: usize) -> String {
+    format!("the file is {len} bytes, more than the journal keeps ({KEEP_MAX} bytes)")
+}
+
+/// What a plan is about to replace or remove, read before it is applied.
+#[derive(Default)]
+struct Before {
+    old: Vec<Old>,
+    /// Directories a `Mkdir` names that already exist.
+    existed: Vec<PathBuf>,
+    /// Directories that did not exist, which a create or a rename may make as parents.
+    missing: Vec<PathBuf>,
+}
+
+/// A file or directory as it was before the plan.
+struct Old {
+    path: PathBuf,
+    dir: bool,
+    /// A file's bytes (none for a directory, or when they could not be kept).
+    bytes: Option<Vec<u8>>,
+    mode: Option<u32>,
+    /// Why it could not be kept whole.
+    why_not: Option<String>,
+    /// A directory's entries, parents first.
+    entries: Vec<Old>,
+}
+
+impl Old {
+    /// Leaves out of this entry (and says whether to keep it at all) what `taken` names.
+    fn without(&mut self, taken: &[PathBuf]) -> bool {
+        if taken.contains(&self.path) {
+            return false;
+        }
+        self.entries.retain_mut(|e| e.without(taken));
+        true
+    }
+
+    fn side(&self, rec: &Recording<'_>, real: &Path) -> Option<Side> {
+        self.bytes.as_deref().map(|b| rec.side(real, b, self.mode, true))
+    }
+}
+
+impl Before {
+    fn capture(vfs: &Vfs, plan: &EditPlan) -> Before {
+        let mut out = Before::default();
+        // What earlier operations of the plan take away: a directory deleted after them no longer
+        // holds it, so its record must not bring it back.
+        let mut taken: Vec<PathBuf> = Vec::new();
+        for op in &plan.ops {
+            match op {
+                FileOp::Delete { path, .. } => {
+                    let mut old = tree(path.path());
+                    old.entries.retain_mut(|e| e.without(&taken));
+                    out.old.push(old);
+                    taken.push(path.path().to_owned());
+                    continue;
+                }
+                FileOp::Rename { from, .. } => taken.push(from.path().to_owned()),
+                _ => {}
+            }
+            match op {
+                FileOp::Create { path, overwrite: true, .. } => {
+                    if let Some(old) = current(vfs, path.real()) {
+                        out.old.push(old);
+                    }
+                }
+                FileOp::Rename { to, overwrite: true, .. } if fs::symlink_metadata(to.path()).is_ok() => {
+                    out.old.push(tree(to.path()));
+                }
+                FileOp::Mkdir { path } if path.real().is_dir() => out.existed.push(path.real().to_owned()),
+                _ => {}
+            }
+            let target = match op {
+                FileOp::Create { path, .. } => Some(path.real()),
+                FileOp::Rename { to, .. } => Some(to.path()),
+                _ => None,
+            };
+            let mut dir = target.and_then(Path::parent);
+            while let Some(d) = dir.filter(|d| fs::symlink_metadata(d).is_err()) {
+                if !out.missing.iter().any(|m| m == d) {
+                    out.missing.push(d.to_owned());
+                }
+                dir = d.parent();
+            }
+        }
+        out
+    }
+
+    /// The directories above `dir` (itself included) that did not exist before the plan,
+    /// outermost first.
+    fn missing_parents(&self, dir: &Path) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> =
+            dir.ancestors().filter(|a| self.missing.iter().any(|m| m == a)).map(Path::to_owned).collect();
+        out.reverse();
+        out
+    }
+
+    fn of(&self, path: &Path) -> Option<&Old> {
+        self.old.iter().find(|o| o.path == path)
+    }
+}
+
+/// A file's current bytes as tether sees them (an open buffer's text, else the disk).
+fn current(vfs: &Vfs, real: &Path) -> Option<Old> {
+    let mode = fs::metadata(real).ok().map(|m| m.mode() & 0o7777);
+    if let Some(doc) = vfs.overlay().get(real) {
+        return Some(Old {
+            path: real.to_owned(),
+            dir: false,
+            bytes: Some(doc.bytes()),
+            mode,
+            why_not: None,
+            entries: Vec::new(),
+        });
+    }
+    fs::symlink_metadata(real).ok().map(|_| tree(real))
+}
+
+/// A file, or a directory with everything in it, as it is on disk now (symlinks not followed).
+fn tree(path: &Path) -> Old {
+    let mut count = 0;
+    read_entry(path, &mut count)
+}
+
+fn read_entry(path: &Path, count: &mut usize) -> Old {
+    let mut old =
+        Old { path: path.to_owned(), dir: false, bytes: None, mode: None, why_not: None, entries: Vec::new() };
+    *count += 1;
+    let meta = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) => {
+            old.why_not = Some(format!("{}: could not be read first ({e})", path.display()));
+            return old;
+        }
+    };
+    old.mode = Some(meta.mode() & 0o7777);
+    if meta.is_dir() {
+        old.dir = true;
+        let mut names: Vec<PathBuf> = match fs::read_dir(path) {
+            Ok(entries) => entries.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+            Err(e) => {
+                old.why_not = Some(format!("{}: could not be listed first ({e})", path.display()));
+                return old;
+            }
+        };
+        names.sort();
+        for p in names {
+            if *count >= TREE_MAX_ENTRIES {
+                old.why_not = Some(format!(
+                    "the directory had more than {TREE_MAX_ENTRIES} entries, more than the journal keeps"
+                ));
+                break;
+            }
+            let e = read_entry(&p, count);
+            if old.why_not.is_none() {
+                old.why_not.clone_from(&e.why_not);
+            }
+            old.entries.push(e);
+        }
+    } else if meta.is_file() {
+        if meta.len() > KEEP_MAX {
+            old.why_not = Some(too_large(usize::try_from(meta.len()).unwrap_or(usize::MAX)));
+        } else {
+            match fs::read(path) {
+                Ok(b) => old.bytes = Some(b),
+                Err(e) => old.why_not = Some(format!("{}: could not be read first ({e})", path.display())),
+            }
+        }
+    } else {
+        old.why_not =
+            Some(format!("{}: is not a regular file or directory (a symlink or a special file)", path.display()));
+    }
+    old
+}

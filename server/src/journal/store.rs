@@ -1,0 +1,343 @@
+//! One root's journal on disk.
+//!
+//! ```text
+//! <dir>/<root name>-<hash of the root path>/
+//!   root            the root's path, for people reading the directory
+//!   changes/N.json  changeset N (ids count up from 1 per root)
+//!   blobs/HASH      file contents named by their BLAKE3 hash
+//!   reads/VERSION   texts reads showed, so a stale edit can be shown what changed since
+//! ```
+//!
+//! Writers share the directory without a lock. A changeset is written to a temp file and then
+//! hard-linked to `N.json` for the next free N: `link` fails when the name exists, so two writers
+//! can never take the same id or overwrite each other's record; the loser tries the next number.
+//! Blobs are written to a temp file and renamed into place (the same name always holds the same
+//! bytes). Pruning drops the oldest changesets and then blobs no changeset names, sparing blobs
+//! younger than a minute, which a writer may be about to name.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::io::{self, Write as _};
+use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::{hash_of, Changeset, FileRecord};
+use crate::error::{Error, ErrorKind, Result};
+
+/// Blobs younger than this are never pruned: a writer may have just written one for a changeset
+/// it has not published yet.
+const BLOB_GRACE: Duration = Duration::from_secs(60);
+
+/// How many bytes the kept reads of one root may take.
+const READS_MAX_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Reads larger than this are not kept.
+const READ_KEPT_MAX: u64 = 1024 * 1024;
+
+/// One root's journal directory.
+#[derive(Debug, Clone)]
+pub struct RootStore {
+    root: PathBuf,
+    dir: PathBuf,
+    label: String,
+}
+
+impl RootStore {
+    /// The journal of `root` under the journal directory `base`.
+    pub fn new(base: &Path, root: &Path) -> RootStore {
+        let label = root
+            .file_name()
+            .map(|n| {
+                n.to_string_lossy()
+                    .chars()
+                    .map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+                    .collect()
+            })
+            .filter(|n: &String| !n.is_empty())
+            .unwrap_or_else(|| "root".to_owned());
+        let hash = hash_of(root.as_os_str().as_encoded_bytes());
+        let dir = base.join(format!("{label}-{}", &hash[..16]));
+        RootStore { root: root.to_owned(), dir, label }
+    }
+
+    /// The workspace root this journal belongs to.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The root's name, as ids of its changesets carry it when it is not the first root.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn changes(&self) -> PathBuf {
+        self.dir.join("changes")
+    }
+
+    fn blobs(&self) -> PathBuf {
+        self.dir.join("blobs")
+    }
+
+    fn reads(&self) -> PathBuf {
+        self.dir.join("reads")
+    }
+
+    /// Creates the directories (private to the user) on first use.
+    fn ensure(&self) -> Result<()> {
+        let io = |e: io::Error| journal_error(&self.dir, &e);
+        if !self.changes().is_dir() || !self.blobs().is_dir() || !self.reads().is_dir() {
+            for d in [self.changes(), self.blobs(), self.reads()] {
+                fs::DirBuilder::new().recursive(true).mode(0o700).create(&d).map_err(io)?;
+            }
+            let _ = fs::write(self.dir.join("root"), format!("{}\n", self.root.display()));
+        }
+        Ok(())
+    }
+
+    /// Publishes `changeset` under the next free id and returns it.
+    pub fn publish(&self, changeset: &Changeset) -> Result<u64> {
+        self.ensure()?;
+        let io = |e: io::Error| journal_error(&self.dir, &e);
+        let json = serde_json::to_vec(changeset).map_err(|e| Error::new(ErrorKind::IoError, e.to_string()))?;
+        let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(self.changes()).map_err(io)?;
+        tmp.as_file_mut().write_all(&json).map_err(io)?;
+        let mut n = self.last_id()? + 1;
+        loop {
+            match fs::hard_link(tmp.path(), self.changes().join(format!("{n}.json"))) {
+                Ok(()) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => n += 1,
+                Err(e) => return Err(io(e)),
+            }
+        }
+    }
+
+    /// The ids present, unordered.
+    fn ids(&self) -> Result<Vec<u64>> {
+        let entries = match fs::read_dir(self.changes()) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(journal_error(&self.dir, &e)),
+        };
+        Ok(entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().to_str()?.strip_suffix(".json")?.parse::<u64>().ok())
+            .collect())
+    }
+
+    fn last_id(&self) -> Result<u64> {
+        Ok(self.ids()?.into_iter().max().unwrap_or(0))
+    }
+
+    /// Changeset `n`, if kept.
+    pub fn get(&self, n: u64) -> Result<Option<Changeset>> {
+        let path = self.changes().join(format!("{n}.json"));
+        match fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+                Error::new(ErrorKind::IoError, format!("journal record {}: unreadable ({e})", path.display()))
+            }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(journal_error(&self.dir, &e)),
+        }
+    }
+
+    /// Every changeset kept, with its id (unreadable records are skipped with a warning).
+    pub fn list(&self) -> Result<Vec<(u64, Changeset)>> {
+        let mut out = Vec::new();
+        for n in self.ids()? {
+            match self.get(n) {
+                Ok(Some(c)) => out.push((n, c)),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("{e}"),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Keeps `bytes` under their hash and returns it.
+    pub fn put_blob(&self, bytes: &[u8]) -> Result<String> {
+        self.ensure()?;
+        let hash = hash_of(bytes);
+        let path = self.blobs().join(&hash);
+        if path.exists() {
+            // Touched, so pruning sees it as young while the changeset naming it is written.
+            let _ = fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(SystemTime::now()));
+            return Ok(hash);
+        }
+        let io = |e: io::Error| journal_error(&self.dir, &e);
+        let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(self.blobs()).map_err(io)?;
+        tmp.as_file_mut().write_all(bytes).map_err(io)?;
+        tmp.as_file().set_permissions(fs::Permissions::from_mode(0o600)).map_err(io)?;
+        tmp.persist(&path).map_err(|e| io(e.error))?;
+        Ok(hash)
+    }
+
+    /// The bytes of blob `hash`.
+    pub fn blob(&self, hash: &str) -> Result<Vec<u8>> {
+        if !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(Error::invalid(format!("journal blob {hash}: not a hash")));
+        }
+        fs::read(self.blobs().join(hash)).map_err(|e| {
+            Error::new(
+                ErrorKind::NotFound,
+                format!("the journal no longer has the file contents this change needs ({e})"),
+            )
+        })
+    }
+
+    /// Keeps a read's bytes under its version token.
+    pub fn keep_read(&self, version: &str, bytes: &[&[u8]]) -> Result<()> {
+        let size: u64 = bytes.iter().map(|b| b.len() as u64).sum();
+        if size > READ_KEPT_MAX {
+            return Ok(());
+        }
+        let path = self.reads().join(version);
+        if path.exists() {
+            return Ok(());
+        }
+        self.ensure()?;
+        let io = |e: io::Error| journal_error(&self.dir, &e);
+        let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(self.reads()).map_err(io)?;
+        for b in bytes {
+            tmp.as_file_mut().write_all(b).map_err(io)?;
+        }
+        tmp.persist(&path).map_err(|e| io(e.error))?;
+        prune_oldest(&self.reads(), READS_MAX_BYTES);
+        Ok(())
+    }
+
+    /// The bytes a read of version `version` showed.
+    pub fn read_kept(&self, version: &str) -> Option<Vec<u8>> {
+        if !version.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        fs::read(self.reads().join(version)).ok()
+    }
+
+    /// Drops the oldest changesets while the journal holds more than `max_bytes` (never the
+    /// newest), then the blobs no remaining changeset names.
+    ///
+    /// What counts is the records and the blobs they name: a blob no changeset names yet is a
+    /// writer's that is about to publish, and is neither counted nor removed while young.
+    pub fn prune(&self, max_bytes: u64) {
+        if dir_size(&self.changes()) + dir_size(&self.blobs()) <= max_bytes {
+            return;
+        }
+        let Ok(mut ids) = self.ids() else { return };
+        ids.sort_unstable();
+        let kept: Vec<(u64, u64, u64, HashSet<String>)> = ids
+            .iter()
+            .filter_map(|&n| {
+                let path = self.changes().join(format!("{n}.json"));
+                let len = fs::metadata(&path).ok()?.len();
+                let c = self.get(n).ok().flatten()?;
+                let mut hashes = HashSet::new();
+                for f in &c.files {
+                    collect_hashes(f, &mut hashes);
+                }
+                Some((n, len, c.time_ms, hashes))
+            })
+            .collect();
+        let mut refs: HashMap<&str, usize> = HashMap::new();
+        for (.., hashes) in &kept {
+            for h in hashes {
+                *refs.entry(h).or_default() += 1;
+            }
+        }
+        let blob_len = |h: &str| fs::metadata(self.blobs().join(h)).map_or(0, |m| m.len());
+        let mut live: u64 = kept.iter().map(|k| k.1).sum::<u64>() + refs.keys().map(|h| blob_len(h)).sum::<u64>();
+        // Down to 90% of the bound, so that pruning is not repeated on every change.
+        let target = max_bytes / 10 * 9;
+        // A blob only dropped changesets named, with the newest such changeset's time: one not
+        // written or touched since is no one else's.
+        let mut released: HashMap<String, u64> = HashMap::new();
+        for (n, len, time_ms, hashes) in &kept[..kept.len().saturating_sub(1)] {
+            if live <= target {
+                break;
+            }
+            let _ = fs::remove_file(self.changes().join(format!("{n}.json")));
+            live -= len;
+            for h in hashes {
+                if let Some(count) = refs.get_mut(h.as_str()) {
+                    *count -= 1;
+                    if *count == 0 {
+                        live -= blob_len(h);
+                        released.insert(h.clone(), *time_ms);
+                    }
+                }
+            }
+        }
+        refs.retain(|_, count| *count > 0);
+        let named: HashSet<String> = refs.keys().map(|h| (*h).to_owned()).collect();
+        self.remove_unnamed_blobs(&named, &released);
+    }
+
+    /// Removes every blob whose hash is not in `named` and that is older than [`BLOB_GRACE`] or
+    /// (`released`) was last written no later than the dropped changeset that named it.
+    fn remove_unnamed_blobs(&self, named: &HashSet<String>, released: &HashMap<String, u64>) {
+        let Ok(entries) = fs::read_dir(self.blobs()) else { return };
+        for e in entries.filter_map(|e| e.ok()) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || named.contains(&name) {
+                continue;
+            }
+            let Ok(meta) = e.metadata() else { continue };
+            let modified = meta.modified().ok();
+            let young = modified.and_then(|m| m.elapsed().ok()).is_none_or(|age| age < BLOB_GRACE);
+            let modified_ms = modified
+                .and_then(|m| m.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map_or(u64::MAX, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+            let untouched = released.get(&name).is_some_and(|&t| modified_ms <= t);
+            if !young || untouched {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+fn collect_hashes(f: &FileRecord, out: &mut HashSet<String>) {
+    for side in [&f.before, &f.after].into_iter().flatten() {
+        if side.kept {
+            out.insert(side.hash.clone());
+        }
+    }
+    for e in &f.entries {
+        collect_hashes(e, out);
+    }
+}
+
+/// The bytes of the regular files directly in `dir`.
+fn dir_size(dir: &Path) -> u64 {
+    fs::read_dir(dir)
+        .map(|entries| entries.filter_map(|e| e.ok()?.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum())
+        .unwrap_or(0)
+}
+
+/// Removes the oldest files of `dir` (by modification time) while it holds more than `max`.
+fn prune_oldest(dir: &Path, max: u64) {
+    if dir_size(dir) <= max {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let mut files: Vec<(SystemTime, u64, PathBuf)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let m = e.metadata().ok()?;
+            Some((m.modified().ok()?, m.len(), e.path()))
+        })
+        .collect();
+    files.sort();
+    let mut total: u64 = files.iter().map(|f| f.1).sum();
+    for (_, len, path) in files {
+        if total <= max / 10 * 9 {
+            break;
+        }
+        if fs::remove_file(path).is_ok() {
+            total -= len;
+        }
+    }
+}
+
+fn journal_error(dir: &Path, e: &io::Error) -> Error {
+    Error::new(ErrorKind::IoError, format!("the change journal in {}: {e}", dir.display()))
+}
