@@ -1,4 +1,4 @@
--- `:Tether {subcommand}`: tools, call, grep, status, log, review.
+-- `:Tether {subcommand}`: tools, call, grep, status, log, review, history, undo.
 
 local M = {}
 
@@ -170,7 +170,7 @@ function M.log()
   M.scratch("log", lines)
 end
 
-M.subcommands = { "tools", "call", "grep", "status", "log", "review" }
+M.subcommands = { "tools", "call", "grep", "status", "log", "review", "history", "undo" }
 
 ---Runs `:Tether` with its arguments.
 ---@param args string
@@ -195,12 +195,27 @@ function M.run(args)
     M.log()
   elseif sub == "review" then
     require("tether.review").focus()
+  elseif sub == "history" then
+    local client = require("tether").client()
+    local history = require("tether.history")
+    local path, err = history.history_path(rest, client and client.root_dir)
+    if err then
+      return fail(err)
+    end
+    history.history(path)
+  elseif sub == "undo" then
+    local ids, err = require("tether.history").undo_ids(rest)
+    if not ids then
+      return fail(("%s; usage: :Tether undo [{id}...]"):format(err))
+    end
+    require("tether.history").undo_command(ids)
   else
     fail(("unknown subcommand %q; expected one of: %s"):format(sub, table.concat(M.subcommands, ", ")))
   end
 end
 
----Completion for `:Tether`: subcommands, then tool names after `call`.
+---Completion for `:Tether`: subcommands, then tool names after `call`, files (and `%`) after
+---`history`, and the ids of changes not yet undone after `undo`.
 ---@param arglead string
 ---@param cmdline string
 ---@return string[]
@@ -218,6 +233,10 @@ function M.complete(arglead, cmdline)
         table.insert(candidates, tool.name)
       end
     end
+  elseif n == 3 and words[2] == "history" then
+    candidates = vim.list_extend({ "%" }, vim.fn.getcompletion(arglead, "file"))
+  elseif n >= 3 and words[2] == "undo" then
+    candidates = require("tether.history").complete_ids(1000)
   end
   return vim.tbl_filter(function(c)
     return vim.startswith(c, arglead)
