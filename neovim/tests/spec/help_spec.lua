@@ -30,6 +30,9 @@ H.test(":help tether opens doc/tether.txt", function()
     "tether-language-requests",
     "tether-review",
     ":Tether-review",
+    "tether-history",
+    ":Tether-history",
+    ":Tether-undo",
   }) do
     local ok, err = pcall(vim.cmd.help, tag)
     H.truthy(ok, ("tag %s: %s"):format(tag, tostring(err)))
