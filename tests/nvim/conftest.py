@@ -44,6 +44,9 @@ class Editor:
         for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
             (home / var).mkdir()
             env[var] = str(home / var)
+        # tether lsp keeps its change journal under XDG_STATE_HOME; a `tether mcp` started by the
+        # test is given the same folder, so that the test's journal is its own.
+        self.state_home = home / "XDG_STATE_HOME"
         # tether lsp's bridge socket and discovery file live here: one private directory per test,
         # which a `tether mcp` started by the test must be given too.
         self.runtime = home / "runtime"
