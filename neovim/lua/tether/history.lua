@@ -495,12 +495,21 @@ show = function(view)
   pcall(vim.api.nvim_win_set_cursor, right, { 1, 0 })
 end
 
----Opens a changeset (the `history {id, texts: true}` answer) in a tab of its own.
+---Opens a changeset (the `history {id, texts: true}` answer) in a tab of its own, or goes to the
+---tab that shows it already.
 ---@param answer {changeset: tether.Changeset, diff?: string}
 ---@param opts? {bufnr?: integer}
 ---@return tether.HistoryView
 function M.open(answer, opts)
   local cs = answer.changeset
+  for tab, view in pairs(M.views) do
+    if not vim.api.nvim_tabpage_is_valid(tab) then
+      M.views[tab] = nil
+    elseif view.changeset.id == cs.id then
+      vim.api.nvim_set_current_tabpage(tab)
+      return view
+    end
+  end
   cs.files = cs.files or {}
   ---@type tether.HistoryView
   local view = {

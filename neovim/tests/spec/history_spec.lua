@@ -189,6 +189,11 @@ H.test("a changeset's tab: each file before and after in diff mode, the unified 
   vim.cmd("normal gd")
   H.eq("tether://history/7/file/c.bin", windows()[1].name, "gd goes back to the file shown before")
 
+  vim.cmd("tabfirst")
+  H.eq(view, history.open(vim.deepcopy(ANSWER)), "opened again: its tab")
+  H.eq(2, #vim.api.nvim_list_tabpages())
+  H.eq(view.tab, vim.api.nvim_get_current_tabpage())
+
   vim.cmd("normal q")
   H.eq(1, #vim.api.nvim_list_tabpages())
   H.eq(nil, history.views[view.tab])
