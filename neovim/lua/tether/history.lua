@@ -262,6 +262,11 @@ function M.fetch(args, opts, on_answer)
   end)
 end
 
+---How many undos this editor started that have not answered yet (a `:Tether undo` without an id
+---from the moment it reads the history). The journal records an undo when it has landed, so until
+---then the history still shows its changeset as not undone.
+M.running = 0
+
 ---Undoes changesets (`undo {id}` or `undo {ids}`) and reports the result: its text as a message,
 ---a failure (such as a conflict, which names the file and lines) as an error.
 ---@param ids string[]
@@ -270,7 +275,9 @@ end
 function M.undo(ids, opts, done)
   opts = opts or {}
   local args = #ids == 1 and { id = ids[1] } or { ids = ids }
+  M.running = M.running + 1
   require("tether").call("undo", args, { bufnr = opts.bufnr }, function(err, result)
+    M.running = M.running - 1
     local ok, text
     if err then
       ok, text = false, err
@@ -307,19 +314,34 @@ function M.undo_command(ids, opts, done)
   if #ids > 0 then
     return M.undo(ids, opts, done)
   end
+  if M.running > 0 then
+    -- The newest change would be read before that undo is recorded, and could be the one it undoes.
+    vim.notify("tether: an undo is still running; try again when it has finished", vim.log.levels.WARN)
+    return
+  end
+  M.running = M.running + 1
+  local function finish(ok, text)
+    M.running = M.running - 1
+    if done and ok ~= nil then
+      done(ok, text)
+    end
+  end
   M.fetch({ limit = M.limit }, opts, function(err, answer)
     if err then
-      return fail(err)
+      fail(err)
+      return finish()
     end
     local cs = M.newest_undoable(answer.changesets or {})
     if not cs then
-      return vim.notify("tether: no change to undo", vim.log.levels.INFO, { title = "tether" })
+      vim.notify("tether: no change to undo", vim.log.levels.INFO, { title = "tether" })
+      return finish()
     end
     -- The changeset confirmed is the one undone (by its id): an assistant's change arriving while
     -- the question is open must not be taken back in its place.
-    if M.confirm(("Undo %s?"):format(M.format_item(cs))) then
-      M.undo({ cs.id }, opts, done)
+    if not M.confirm(("Undo %s?"):format(M.format_item(cs))) then
+      return finish()
     end
+    M.undo({ cs.id }, opts, finish)
   end)
 end
 

@@ -282,4 +282,62 @@ H.test(":Tether history lists an edit, the tab shows it, gu undoes it as one und
   H.eq("alpha\nBETA", H.text(bufnr), "one u brings the edit back")
 end)
 
+H.test(":Tether undo without an id asks, naming the newest change, and undoes that one", function()
+  local dir = H.workspace({ ["b.txt"] = "one\ntwo\n" })
+  local bufnr = H.open(dir .. "/b.txt")
+  local tether = require("tether")
+  for _, edit in ipairs({ { "one", "ONE" }, { "two", "TWO" } }) do
+    local r = tether.call("edit_file", { path = "b.txt", old_string = edit[1], new_string = edit[2] })
+    H.eq(false, r.isError, tether.text(r))
+  end
+  local ids = require("tether.commands").complete("", "Tether undo ")
+  H.eq(2, #ids, "both changes complete")
+
+  local asked, notes = {}, {} ---@type string[], {msg: string, level: integer}[]
+  local answer = false
+  history.confirm = function(message)
+    table.insert(asked, message)
+    return answer
+  end
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(notes, { msg = msg, level = level })
+  end
+  vim.cmd("Tether undo")
+  H.wait(function()
+    return #asked == 1
+  end, "the question")
+  H.truthy(asked[1]:match("^Undo #" .. ids[1] .. " edit_file: .* — editor, "), asked[1])
+  vim.wait(200)
+  H.eq("ONE\nTWO", H.text(bufnr), "declined: nothing undone")
+  H.eq({}, notes)
+
+  answer = true
+  vim.cmd("Tether undo")
+  -- Asked again while that undo runs: it would read the history before the undo is recorded.
+  vim.cmd("Tether undo")
+  H.eq(
+    { msg = "tether: an undo is still running; try again when it has finished", level = vim.log.levels.WARN },
+    notes[1]
+  )
+  H.wait(function()
+    return #notes == 2
+  end, "the undo's report")
+  H.truthy(notes[2].msg:match("^undid changeset " .. ids[1] .. " "), notes[2].msg)
+  H.eq("ONE\ntwo", H.text(bufnr))
+
+  -- Again: the undo itself is not what is undone next, the change before it is.
+  vim.cmd("Tether undo")
+  H.wait(function()
+    return #notes == 3
+  end, "the second undo's report")
+  vim.notify = notify
+  H.truthy(asked[3]:match("^Undo #" .. ids[2] .. " "), asked[3])
+  H.eq("one\ntwo", H.text(bufnr))
+  -- Left to complete: the two undos (undoing one brings its change back), not the undone edits.
+  local left = require("tether.commands").complete("", "Tether undo ")
+  H.eq(2, #left, vim.inspect(left))
+  H.truthy(not vim.tbl_contains(left, ids[1]) and not vim.tbl_contains(left, ids[2]), vim.inspect(left))
+end)
+
 H.finish()
