@@ -333,7 +333,8 @@ function M.undo_command(ids, opts, done)
     end
     local cs = M.newest_undoable(answer.changesets or {})
     if not cs then
-      vim.notify("tether: no change to undo", vim.log.levels.INFO, { title = "tether" })
+      local where = answer.more and (" among the newest %d; see :Tether history"):format(M.limit) or ""
+      vim.notify("tether: no change to undo" .. where, vim.log.levels.INFO, { title = "tether" })
       return finish()
     end
     -- The changeset confirmed is the one undone (by its id): an assistant's change arriving while
