@@ -494,8 +494,17 @@ show = function(view)
   end
   local f = cs.files[view.current]
   local syntax = vim.filetype.match({ filename = f.path })
-  if f.binary or f.op == "mkdir" then
-    local what = f.binary and ("%s: binary, not shown"):format(f.path) or ("created the folder %s"):format(f.path)
+  -- What has no text on either side is said in words: a binary file, a new folder, a rename
+  -- given without texts.
+  local what
+  if f.binary then
+    what = ("%s: binary, not shown"):format(f.path)
+  elseif f.op == "mkdir" then
+    what = ("created the folder %s"):format(f.path)
+  elseif f.op == "rename" and not f.before and not f.after then
+    what = ("renamed %s -> %s"):format(f.from or "?", f.path)
+  end
+  if what then
     local buf = scratch(view, "file/" .. f.path, { what })
     vim.api.nvim_win_set_buf(first, buf)
     vim.wo[first].winbar = header(view)

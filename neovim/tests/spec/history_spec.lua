@@ -134,6 +134,7 @@ local ANSWER = {
       { path = "a.txt", op = "edit", added = 1, removed = 1, before = "one\ntwo\n", after = "one\nTWO\n" },
       { path = "b.txt", op = "create", added = 1, removed = 0, before = nil, after = "new\n" },
       { path = "c.bin", op = "overwrite", binary = true },
+      { path = "e.txt", from = "d.txt", op = "rename" },
     },
   },
   diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n",
@@ -153,16 +154,30 @@ local function windows()
   return out
 end
 
-H.test("a changeset's tab: each file before and after in diff mode, the unified diff, q closes", function()
+local UNIFIED = {
+  {
+    name = "tether://history/7/diff",
+    lines = { "--- a/a.txt", "+++ b/a.txt", "@@ -1,2 +1,2 @@", " one", "-two", "+TWO" },
+    diff = false,
+  },
+}
+
+H.test("a changeset's tab: its unified diff, each file before and after in diff mode, q closes", function()
+  -- Four files: more than side by side shows well, so the unified diff comes first.
   local view = history.open(vim.deepcopy(ANSWER))
   H.eq(2, #vim.api.nvim_list_tabpages())
+  H.eq(UNIFIED, windows())
+  H.eq("diff", vim.bo.filetype)
+  H.truthy(vim.wo.winbar:find("unified diff of 4 files", 1, true), vim.wo.winbar)
+
+  vim.cmd("normal ]f")
   H.eq({
     { name = "tether://history/7/before/a.txt", lines = { "one", "two" }, diff = true },
     { name = "tether://history/7/after/a.txt", lines = { "one", "TWO" }, diff = true },
   }, windows())
   local bar = vim.wo.winbar
   H.truthy(bar:find("#7 apply_patch: patched a.txt, b.txt — e2e-assistant 1.0", 1, true), bar)
-  H.truthy(bar:find("1/3 a.txt [edit]", 1, true), bar)
+  H.truthy(bar:find("1/4 a.txt [edit]", 1, true), bar)
   H.truthy(bar:find("gu undo", 1, true), bar)
   H.eq(false, vim.bo.modifiable)
 
@@ -176,16 +191,13 @@ H.test("a changeset's tab: each file before and after in diff mode, the unified 
 
   vim.cmd("normal ]f")
   H.eq({ { name = "tether://history/7/file/c.bin", lines = { "c.bin: binary, not shown" }, diff = false } }, windows())
+  vim.cmd("normal ]f")
+  H.eq({ { name = "tether://history/7/file/e.txt", lines = { "renamed d.txt -> e.txt" }, diff = false } }, windows())
+  H.truthy(vim.wo.winbar:find("4/4 d.txt -> e.txt [rename]", 1, true), vim.wo.winbar)
+  vim.cmd("normal [f")
 
   vim.cmd("normal gd")
-  H.eq({
-    {
-      name = "tether://history/7/diff",
-      lines = { "--- a/a.txt", "+++ b/a.txt", "@@ -1,2 +1,2 @@", " one", "-two", "+TWO" },
-      diff = false,
-    },
-  }, windows())
-  H.eq("diff", vim.bo.filetype)
+  H.eq(UNIFIED, windows())
   vim.cmd("normal gd")
   H.eq("tether://history/7/file/c.bin", windows()[1].name, "gd goes back to the file shown before")
 
@@ -202,13 +214,13 @@ H.test("a changeset's tab: each file before and after in diff mode, the unified 
   end
 end)
 
-H.test("a changeset of many files opens on its unified diff", function()
-  local many = vim.deepcopy(ANSWER)
-  table.insert(many.changeset.files, { path = "d.txt", op = "delete", before = "gone\n" })
-  history.open(many)
-  H.eq("tether://history/7/diff", windows()[1].name)
-  vim.cmd("normal ]f")
+H.test("a changeset of up to three files opens on its first file", function()
+  local few = vim.deepcopy(ANSWER)
+  table.remove(few.changeset.files)
+  history.open(few)
   H.eq("tether://history/7/before/a.txt", windows()[1].name)
+  vim.cmd("normal gd")
+  H.eq(UNIFIED, windows())
   vim.cmd("normal q")
 end)
 
