@@ -1,11 +1,13 @@
-// The commands: Show Tools, Run Tool, Grep, Restart Server, Show Log, Copy MCP Configuration.
-// Run Tool and Grep take optional arguments so that they can be driven from `executeCommand`.
+// The commands: Show Tools, Run Tool, Grep, Restart Server, Show Log, Copy MCP Configuration,
+// and the change journal's (journal.ts). Run Tool and Grep take optional arguments so that they
+// can be driven from `executeCommand`.
 
 import * as path from "node:path";
 
 import * as vscode from "vscode";
 
 import { parseGrepContent, type GrepMatch } from "./grepResults";
+import { registerJournal } from "./journal";
 import { mcpConfiguration } from "./mcpConfig";
 import { argumentsTemplate, type CallToolResult, resultText, type ToolInfo } from "./protocol";
 import { currentSettings, type TetherServer } from "./server";
@@ -196,6 +198,7 @@ export function registerCommands(server: TetherServer): vscode.Disposable {
       server.log.show(true);
     }),
     vscode.commands.registerCommand("tether.copyMcpConfiguration", guard(copyMcpConfiguration)),
+    registerJournal(server, guard),
   );
 }
 
