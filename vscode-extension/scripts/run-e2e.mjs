@@ -3,7 +3,8 @@
 //
 // Environment: VSCODE_NODE and CODE_SERVER (from scripts/setup: which VS Code, and the Node it runs
 // on), TETHER_BIN (the binary under test), TETHER_ARTIFACTS (where the screenshot and logs go;
-// default .vscode-test/artifacts).
+// default .vscode-test/artifacts). The VS Code server, and every tether it starts, runs with
+// XDG_STATE_HOME in the run's temporary folder.
 //
 //   node scripts/run-e2e.mjs               the extension under development, with tether.server.path
 //                                          set to $TETHER_BIN
@@ -59,7 +60,11 @@ const extensionsDir = path.join(tmp, "extensions");
 const workspace = path.join(tmp, "workspace");
 const handshake = path.join(tmp, "handshake");
 const resultsFile = path.join(tmp, "results.json");
-for (const d of [path.join(dataDir, "User"), path.join(dataDir, "Machine"), extensionsDir, workspace, handshake]) {
+// XDG_STATE_HOME for every tether of the run (the extension's `tether lsp`, the `tether mcp`s the
+// tests start): tether keeps its change journal there, so a run neither reads nor adds to the
+// user's journal, nor to another run's.
+const stateHome = path.join(tmp, "state");
+for (const d of [path.join(dataDir, "User"), path.join(dataDir, "Machine"), extensionsDir, workspace, handshake, stateHome]) {
   fs.mkdirSync(d, { recursive: true });
 }
 const settings = JSON.stringify(
@@ -164,6 +169,7 @@ const server = spawn(
     stdio: ["ignore", serverLog, serverLog],
     env: {
       ...process.env,
+      XDG_STATE_HOME: stateHome,
       TETHER_BIN: tetherBin,
       TETHER_TEST_RESULTS: resultsFile,
       TETHER_TEST_HANDSHAKE: handshake,
