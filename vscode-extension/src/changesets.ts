@@ -234,14 +234,18 @@ export interface FileDiff {
   readonly path: string;
   /** Where the text before was: `from` for a rename, else `path`. */
   readonly beforePath: string;
-  /** `""` where the file did not exist. */
-  readonly before: string;
-  readonly after: string;
+  /** `null` where the file did not exist before the change (it was created). */
+  readonly before: string | null;
+  /** `null` where the file does not exist after the change (it was deleted). */
+  readonly after: string | null;
   /** The diff editor's title: `src/a.py (#12 edit_file, claude-code 1.0.3)`. */
   readonly title: string;
 }
 
-/** The diffs of a changeset read with `texts: true`: its text files (binary files and folders have none). */
+/**
+ * The diffs of a changeset read with `texts: true`: its text files (binary files and folders
+ * have none), in the changeset's order.
+ */
 export function fileDiffs(c: Changeset): FileDiff[] {
   return c.files
     .filter((f) => f.binary !== true && f.op !== "mkdir" && (typeof f.before === "string" || typeof f.after === "string"))
@@ -250,8 +254,8 @@ export function fileDiffs(c: Changeset): FileDiff[] {
       return {
         path: f.path,
         beforePath: f.op === "rename" && f.from !== undefined ? f.from : f.path,
-        before: f.before ?? "",
-        after: f.after ?? "",
+        before: f.before ?? null,
+        after: f.after ?? null,
         title: `${shown} (#${c.id} ${c.tool}, ${c.client})`,
       };
     });

@@ -48,11 +48,12 @@ class JournalDocuments implements vscode.TextDocumentContentProvider {
   private readonly kept: string[] = [];
 
   /**
-   * The URI of one side of a file of a changeset: `tether-journal:/12/before/src/a.py`, so that
-   * the editor picks the file's language from its name.
+   * The URI of one side of a file of a changeset: `tether-journal://12/src/a.py?before`. The
+   * path is the file's, so that the editor picks its language from its name and the multi-diff
+   * editor shows a rename only where the paths differ.
    */
   uri(id: string, side: "before" | "after", file: string): vscode.Uri {
-    return vscode.Uri.from({ scheme: JOURNAL_SCHEME, path: `/${id}/${side}/${file.replace(/^[/\\]+/, "")}` });
+    return vscode.Uri.from({ scheme: JOURNAL_SCHEME, authority: id, path: `/${file.replace(/^[/\\]+/, "")}`, query: side });
   }
 
   /** Keeps a changeset's texts; the oldest changeset's go when too many are kept. */
@@ -64,7 +65,7 @@ class JournalDocuments implements vscode.TextDocumentContentProvider {
       this.texts.set(uri.toString(), text);
     }
     while (this.kept.length > KEPT_CHANGESETS) {
-      const gone = `${JOURNAL_SCHEME}:/${this.kept.shift() ?? ""}/`;
+      const gone = `${JOURNAL_SCHEME}://${this.kept.shift() ?? ""}/`;
       for (const key of [...this.texts.keys()]) {
         if (key.startsWith(gone)) {
           this.texts.delete(key);
@@ -112,19 +113,21 @@ export function registerJournal(
     documents.keep(
       changeset.id,
       diffs.flatMap((d): [vscode.Uri, string][] => [
-        [d.beforeUri, d.before],
-        [d.afterUri, d.after],
+        [d.beforeUri, d.before ?? ""],
+        [d.afterUri, d.after ?? ""],
       ]),
     );
     const first = diffs[0];
     if (diffs.length === 1 && first !== undefined) {
+      // A created or deleted file is a diff with an empty side.
       await vscode.commands.executeCommand("vscode.diff", first.beforeUri, first.afterUri, first.title, { preview: false });
     } else if (diffs.length > 1) {
-      // `vscode.changes` (the multi-diff editor) is in every VS Code that engines.vscode admits.
+      // `vscode.changes` (the multi-diff editor) is in every VS Code that engines.vscode admits;
+      // an absent side marks the file added or deleted there.
       await vscode.commands.executeCommand(
         "vscode.changes",
         `#${changeset.id} ${changeset.tool}: ${changeset.summary} (${changeset.client})`,
-        diffs.map((d) => [fileUri(d.path), d.beforeUri, d.afterUri]),
+        diffs.map((d) => [fileUri(d.path), d.before === null ? undefined : d.beforeUri, d.after === null ? undefined : d.afterUri]),
       );
     }
     void offerUndo(changeset, diffs.length === 0);

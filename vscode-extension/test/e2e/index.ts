@@ -23,6 +23,7 @@ export async function run(): Promise<void> {
     // In this order, in one window: the knowledge suite's TypeScript project comes after the rest.
     mocha.addFile(path.join(__dirname, "extension.test.js"));
     mocha.addFile(path.join(__dirname, "review.test.js"));
+    mocha.addFile(path.join(__dirname, "journal.test.js"));
     mocha.addFile(path.join(__dirname, "knowledge.test.js"));
   }
   // The runner checks the version against the VS Code it started.

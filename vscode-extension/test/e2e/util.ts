@@ -1,7 +1,9 @@
 // Helpers the end-to-end suites share.
 
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import * as readline from "node:readline";
 
 import * as vscode from "vscode";
 
@@ -92,4 +94,79 @@ export async function openTypeScriptProject(root: string): Promise<{ greet: vsco
     120_000,
   );
   return { greet, main };
+}
+
+/** A JSON-RPC answer. */
+interface RpcAnswer {
+  readonly result?: unknown;
+  readonly error?: { readonly code: number; readonly message: string };
+}
+
+/**
+ * An assistant: MCP over the stdio of a `tether mcp` it started for `root`, as Claude Code or
+ * Codex talk to it. The child inherits this process's environment (XDG_STATE_HOME included), so
+ * it attaches to the window's `tether lsp` the way a user's assistant would.
+ */
+export class McpSession {
+  private readonly pending = new Map<number, (answer: RpcAnswer) => void>();
+  private nextId = 1;
+  private stderr = "";
+
+  private constructor(private readonly child: ChildProcessWithoutNullStreams) {
+    readline.createInterface({ input: child.stdout }).on("line", (line) => {
+      const msg = JSON.parse(line) as RpcAnswer & { id?: number };
+      if (msg.id !== undefined) {
+        this.pending.get(msg.id)?.(msg);
+        this.pending.delete(msg.id);
+      }
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString()).slice(-4000);
+    });
+  }
+
+  /** Starts `BINARY mcp --root ROOT` and initializes it as the client `name version`. */
+  static async start(binary: string, root: string, name: string, version: string): Promise<McpSession> {
+    const child = spawn(binary, ["mcp", "--root", root], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+    const session = new McpSession(child);
+    const init = await session.request("initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name, version },
+    });
+    if (init.result === undefined) {
+      throw new Error(`initialize failed: ${JSON.stringify(init)}; stderr: ${session.stderr}`);
+    }
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
+    return session;
+  }
+
+  private request(method: string, params: unknown, ms = 60_000): Promise<RpcAnswer> {
+    const id = this.nextId++;
+    const answer = new Promise<RpcAnswer>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`no answer to ${method} within ${ms / 1000} s; stderr: ${this.stderr}`));
+      }, ms);
+      this.pending.set(id, (a) => {
+        clearTimeout(timer);
+        resolve(a);
+      });
+    });
+    this.child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+    return answer;
+  }
+
+  /** `tools/call`: the tool's result (an error result is a result too). */
+  async call(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+    const answer = await this.request("tools/call", { name, arguments: args });
+    if (answer.result === undefined) {
+      throw new Error(`tools/call ${name} failed: ${JSON.stringify(answer.error)}`);
+    }
+    return answer.result as CallToolResult;
+  }
+
+  close(): void {
+    this.child.stdin.end();
+    this.child.kill();
+  }
 }

@@ -162,7 +162,7 @@ describe("changesetItem", () => {
 });
 
 describe("fileDiffs", () => {
-  it("pairs each text file's before and after, an absent side empty, a rename from its old path", () => {
+  it("pairs each text file's before and after, an absent side null, a rename from its old path", () => {
     const c: Changeset = {
       ...EDIT,
       files: [
@@ -178,8 +178,8 @@ describe("fileDiffs", () => {
       fileDiffs(c).map((d) => [d.beforePath, d.path, d.before, d.after, d.title]),
       [
         ["a.py", "a.py", "x\n", "y\n", "a.py (#12 edit_file, claude-code 1.0.3)"],
-        ["new.txt", "new.txt", "", "hi\n", "new.txt (#12 edit_file, claude-code 1.0.3)"],
-        ["gone.txt", "gone.txt", "bye\n", "", "gone.txt (#12 edit_file, claude-code 1.0.3)"],
+        ["new.txt", "new.txt", null, "hi\n", "new.txt (#12 edit_file, claude-code 1.0.3)"],
+        ["gone.txt", "gone.txt", "bye\n", null, "gone.txt (#12 edit_file, claude-code 1.0.3)"],
         ["old/b.py", "b.py", "b\n", "b\n", "old/b.py → b.py (#12 edit_file, claude-code 1.0.3)"],
       ],
     );
