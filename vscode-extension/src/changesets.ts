@@ -263,9 +263,17 @@ export function fileDiffs(c: Changeset): FileDiff[] {
 
 /** The files of a changeset that no diff shows, and why: `logo.png (binary)`. */
 export function filesWithoutDiff(c: Changeset): string[] {
+  const why = (f: ChangesetFile): string =>
+    f.binary === true
+      ? "binary"
+      : f.op === "mkdir"
+        ? "folder"
+        : f.op === "rename" && f.from !== undefined
+          ? `renamed from ${f.from}`
+          : "no text";
   return c.files
     .filter((f) => f.binary === true || f.op === "mkdir" || (typeof f.before !== "string" && typeof f.after !== "string"))
-    .map((f) => `${f.path} (${f.binary === true ? "binary" : f.op === "mkdir" ? "folder" : "no text"})`);
+    .map((f) => `${f.path} (${why(f)})`);
 }
 
 /** What `undo` answered: its text on success, the server's message on failure. */

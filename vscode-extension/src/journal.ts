@@ -198,8 +198,12 @@ export function registerJournal(
     return { changesets, opened: await openChangeset(choice.open.id) };
   };
 
-  /** Undoes a changeset (asks which, newest first, without an id) and says what became of it. */
-  const undoChange = async (id?: string | number): Promise<UndoOutcome | undefined> => {
+  /**
+   * Undoes a changeset (asks which, newest first, without an id) and says what became of it.
+   * Anything but a string or a number (what a menu passes) counts as no id.
+   */
+  const undoChange = async (given?: unknown): Promise<UndoOutcome | undefined> => {
+    let id = typeof given === "string" || typeof given === "number" ? String(given) : undefined;
     if (id === undefined) {
       const { changesets } = await history();
       const now = Date.now();
@@ -212,7 +216,7 @@ export function registerJournal(
       }
       id = pick.changeset.id;
     }
-    const outcome = undoOutcome(await server.callTool({ tool: "undo", arguments: { id: String(id) } }));
+    const outcome = undoOutcome(await server.callTool({ tool: "undo", arguments: { id } }));
     server.log.appendLine(`[tether] undo #${id}: ${outcome.ok ? "" : `${outcome.kind ?? "error"}: `}${outcome.text}`);
     if (outcome.ok) {
       void vscode.window.showInformationMessage(`tether: ${outcome.text}`);

@@ -190,6 +190,12 @@ describe("fileDiffs", () => {
     assert.deepEqual(fileDiffs(EDIT), []);
     assert.deepEqual(filesWithoutDiff(EDIT), ["src/a.py (no text)"]);
   });
+
+  it("names a rename that came without texts by where it came from", () => {
+    const moved: Changeset = { ...EDIT, files: [{ path: "b.txt", op: "rename", from: "a.txt", before: null, after: null }] };
+    assert.deepEqual(fileDiffs(moved), []);
+    assert.deepEqual(filesWithoutDiff(moved), ["b.txt (renamed from a.txt)"]);
+  });
 });
 
 describe("undoOutcome", () => {
