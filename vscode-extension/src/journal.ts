@@ -102,9 +102,7 @@ export function registerJournal(
 
   /** Opens a changeset's diffs: one diff editor for one file, the multi-diff editor for several. */
   const openChangeset = async (id: string): Promise<Changeset> => {
-    const { changeset } = parseDetail(
-      await server.callTool({ tool: "history", arguments: { id, texts: true } }),
-    );
+    const { changeset } = parseDetail(await server.callTool({ tool: "history", arguments: { id, texts: true } }));
     const diffs = fileDiffs(changeset).map((d) => ({
       ...d,
       beforeUri: documents.uri(changeset.id, "before", d.beforePath),

@@ -225,4 +225,25 @@ describe("the change journal", () => {
     await screenshot("journal-changes");
     await vscode.window.tabGroups.close(tab);
   });
+
+  it("without an id, asks which change to undo, newest first, and undoes it in every file", async () => {
+    let done: UndoOutcome | undefined;
+    void vscode.commands.executeCommand<UndoOutcome | undefined>("tether.undoChange").then((o) => {
+      done = o;
+    });
+    // The newest change not undone yet is the three-file patch above.
+    const outcome = await waitFor("Undo Assistant Change to finish", async () => {
+      await vscode.commands.executeCommand("workbench.action.acceptSelectedQuickOpenItem");
+      return done;
+    });
+    assert.equal(outcome.ok, true, outcome.text);
+    assert.match(outcome.text, /^undid changeset \d+ \(apply_patch by e2e-assistant 1\.0\)/);
+    await waitFor("the files as they were", () => {
+      const read = (rel: string): string | undefined => {
+        const file = path.join(root, rel);
+        return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined;
+      };
+      return read("journal-x.txt") === "x\n" && read("journal-y.txt") === "y\n" && read("journal-z.txt") === undefined;
+    });
+  });
 });
