@@ -57,7 +57,9 @@ def snapshot(path: pathlib.Path) -> dict:
 
 @contextlib.asynccontextmanager
 async def session(root: pathlib.Path, *args: str):
-    params = StdioServerParameters(command=tether_bin(), args=["mcp", "--root", str(root), *args])
+    # The whole environment, so that the state directory a test run chose (the change journal's)
+    # reaches the server; the SDK passes only a few variables by default.
+    params = StdioServerParameters(command=tether_bin(), args=["mcp", "--root", str(root), *args], env=dict(os.environ))
     with open(os.devnull, "w") as devnull:
         async with stdio_client(params, errlog=devnull) as (read, write):
             async with ClientSession(read, write) as s:

@@ -1,12 +1,14 @@
 """tether mcp driven by the official MCP Python SDK client: initialize, list, call."""
 
 import json
+import re
 
 import pytest
 
 from conftest import error_of, session, text_of
 
-READ_TOOLS = {"read_file", "read_files", "list_dir", "glob", "grep", "stat", "overview"}
+# With the change journal on (the default), `history` and `changes_since` are read tools too.
+READ_TOOLS = {"read_file", "read_files", "list_dir", "glob", "grep", "stat", "overview", "history", "changes_since"}
 
 
 @pytest.mark.anyio
@@ -36,7 +38,7 @@ async def test_read_only_lists_only_read_tools(tree):
 async def test_read_tools(tree):
     async with session(tree / "root") as s:
         r = await s.call_tool("read_file", {"path": "src/main.py"})
-        assert text_of(r) == "     1\tdef main():\n     2\t    return 1"
+        assert re.fullmatch(r"     1\tdef main\(\):\n     2\t    return 1\n\[version: [0-9a-f]{12}\]", text_of(r)), text_of(r)
         r = await s.call_tool("grep", {"pattern": "VALUE", "output_mode": "content"})
         assert "src/util.py:3:VALUE = 42" in text_of(r)
         r = await s.call_tool("glob", {"pattern": "**/*.py"})
@@ -125,3 +127,20 @@ async def test_failed_patch_changes_nothing(tree):
         assert err["error"] == "patch_failed" and "docs/guide.md" in err["message"]
     after = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
     assert after == before
+
+
+@pytest.mark.anyio
+async def test_history_names_the_client_and_undo_takes_the_change_back(tree):
+    root = tree / "root"
+    async with session(root) as s:
+        r = await s.call_tool("edit_file", {"path": "src/main.py", "old_string": "return 1", "new_string": "return 2"})
+        assert not r.is_error, text_of(r)
+        listed = (await s.call_tool("history", {})).structured_content["changesets"]
+        # The official SDK introduces itself as "mcp" with its own version.
+        assert listed[0]["client"].startswith("mcp "), listed[0]
+        assert listed[0]["tool"] == "edit_file" and listed[0]["files"][0]["path"] == "src/main.py"
+        r = await s.call_tool("undo", {"id": listed[0]["id"]})
+        assert not r.is_error, text_of(r)
+        assert (root / "src" / "main.py").read_text() == "def main():\n    return 1\n"
+        r = await s.call_tool("undo", {"id": listed[0]["id"]})
+        assert error_of(r)["error"] == "invalid_input" and "already undone" in error_of(r)["message"]

@@ -3,6 +3,8 @@ drives a `tether mcp` that attaches to it. The assistant reads the unsaved buffe
 in Neovim's buffer (checked through Neovim's API) and not on disk while the buffer is dirty, and
 when Neovim dies the next call runs standalone on disk."""
 
+import re
+
 import pytest
 
 from assistant import text_of_sdk
@@ -35,7 +37,8 @@ def test_read_file_and_grep_see_the_unsaved_buffer(editor, assistant):
     wait_until("the typed text to reach tether", lambda: "# unsaved" in text_of(editor.call("read_file", path="src/main.py")))
     read = ok(assistant.call("read_file", path="src/main.py"))
     assert "return 1 + 41  # unsaved" in read
-    assert read.endswith("(from the open editor buffer, which has unsaved changes)"), read
+    # The note, then the version the read saw (the change journal is on).
+    assert re.search(r"\(from the open editor buffer, which has unsaved changes\)\n\[version: [0-9a-f]{12}\]$", read), read
     found = ok(assistant.call("grep", pattern="unsaved", output_mode="content"))
     assert "src/main.py" in found and "41  # unsaved" in found, found
     assert disk(editor, "src/main.py") == MAIN

@@ -426,9 +426,9 @@ fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// `text`'s line count, for summaries.
+/// `text`'s line count, for summaries (none for a binary file's bytes).
 fn lines(text: &[u8]) -> usize {
-    if text.is_empty() {
+    if text.is_empty() || crate::text::looks_binary(text) {
         0
     } else {
         memchr::memchr_iter(b'\n', text).count() + usize::from(text.last() != Some(&b'\n'))
