@@ -15,6 +15,10 @@ checking after each that every file is byte for byte as committed (bytes and mod
 is the whole command, process start included, as a user runs it. The patch itself is timed with
 the journal on and with `--no-journal`, so what recording adds to a change shows too.
 
+Reads: --reads (300) `read_file` calls of a 1 MiB file over one `tether mcp` stdio session each,
+journal on (every read hashed for its `[version: ...]`, its text kept once) and `--no-journal`,
+alternating sessions; the time is one request's round trip on the open session.
+
 Environment: TETHER_BIN (default target/release/tether).
 """
 
@@ -71,10 +75,35 @@ def timed(args, cwd, env=None) -> float:
     return (time.perf_counter() - start) * 1000
 
 
+def read_rounds(root: pathlib.Path, env: dict, n: int, journal: bool) -> list:
+    """Round trips of `n` read_file calls of big.txt over one tether mcp session, in ms."""
+    args = [BIN, "mcp", "--root", str(root)] + ([] if journal else ["--no-journal"])
+    p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+
+    def ask(msg):
+        p.stdin.write((json.dumps(msg) + "\n").encode())
+        p.stdin.flush()
+        return json.loads(p.stdout.readline()) if "id" in msg else None
+
+    ask({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+    ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    out = []
+    for i in range(n):
+        start = time.perf_counter()
+        r = ask({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": "big.txt"}}})
+        out.append((time.perf_counter() - start) * 1000)
+        assert not r["result"].get("isError"), r
+        assert ("[version: " in r["result"]["content"][0]["text"]) == journal
+    p.stdin.close()
+    p.wait()
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--files", type=int, default=50)
+    ap.add_argument("--reads", type=int, default=300)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp, "w")
@@ -106,6 +135,14 @@ def main() -> int:
             print(f"  {name:<22} median {statistics.median(ts):7.1f}  p90 {ts[int(len(ts) * 0.9) - 1 if len(ts) > 1 else 0]:7.1f}  (n={len(ts)})")
         undo, git_ = statistics.median(times["tether undo"]), statistics.median(times["git restore"])
         print(f"  tether undo / git restore: {undo / git_:.2f}")
+        (root / "big.txt").write_text("".join(f"line {i} of a one-megabyte file to read, hash and keep\n" for i in range(19_000)))
+        reads = {True: [], False: []}
+        for k in range(6):
+            reads[k % 2 == 0] += read_rounds(root, env, a.reads // 3, k % 2 == 0)
+        print(f"read_file of {(root / 'big.txt').stat().st_size} bytes over tether mcp, {len(reads[True])} calls each")
+        for journal, ts in reads.items():
+            print(f"  {'journal on' if journal else '--no-journal':<22} median {statistics.median(ts):7.2f}  p90 {sorted(ts)[int(len(ts) * 0.9)]:7.2f}")
+        print(f"  on / off: {statistics.median(reads[True]) / statistics.median(reads[False]):.2f}")
         shutil.rmtree(root, ignore_errors=True)
     return 0
 

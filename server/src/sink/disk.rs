@@ -471,8 +471,11 @@ impl Transaction {
     /// backup that cannot be removed is only logged.
     fn commit(self) {
         for backup in &self.cleanup {
-            if let Err(e) = files::remove_any(backup).and_then(|()| files::sync_dir(parent(backup))) {
-                tracing::warn!("could not remove backup {}: {e}", backup.display());
+            match files::remove_any(backup).and_then(|()| files::sync_dir(parent(backup))) {
+                // Inside a directory the plan then deleted, whose backup went first.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => tracing::warn!("could not remove backup {}: {e}", backup.display()),
+                Ok(()) => {}
             }
         }
     }
