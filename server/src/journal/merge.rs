@@ -161,4 +161,41 @@ mod tests {
         let current = "a\nB\nC\nd\n";
         assert_eq!(reverse(after, current, before), Ok("a\nb\nC\nd\n".to_owned()));
     }
+
+    proptest::proptest! {
+        /// A change to one line, then a later change to another line (or lines inserted or
+        /// removed elsewhere): the undo gives the later change applied to the text before.
+        #[test]
+        fn the_undo_keeps_any_later_change_to_other_lines(
+            n in 3usize..12,
+            ours in 0usize..12,
+            theirs in 0usize..12,
+            kind in 0u8..3,
+            crlf: bool,
+        ) {
+            let (ours, theirs) = (ours % n, theirs % n);
+            proptest::prop_assume!(ours != theirs);
+            let br = if crlf { "\r\n" } else { "\n" };
+            let lines: Vec<String> = (0..n).map(|i| format!("line {i}{br}")).collect();
+            let before: String = lines.concat();
+            let mut after_lines = lines.clone();
+            after_lines[ours] = format!("OURS {ours}{br}");
+            let after: String = after_lines.concat();
+            let later = |mut v: Vec<String>| {
+                match kind {
+                    0 => v[theirs] = format!("THEIRS {theirs}{br}"),
+                    1 => v.insert(theirs + usize::from(theirs > ours), format!("NEW{br}")),
+                    _ => {
+                        v.remove(theirs);
+                    }
+                }
+                v.concat()
+            };
+            // Inserting right after our line touches nothing the undo changes; inserting at our
+            // line's own place would be before it, also fine. Removing a neighbour is fine too.
+            let current = later(after_lines.clone());
+            let expected = later(lines.clone());
+            proptest::prop_assert_eq!(reverse(&after, &current, &before), Ok(expected));
+        }
+    }
 }
