@@ -37,6 +37,27 @@ def test_read_file_and_grep_through_tether_mcp_see_what_is_being_typed(vim):
     assert (vim.root / "notes.txt").read_text() == NOTES, "the file on disk is untouched"
 
 
+def test_a_python_buffer_is_mirrored_too(vim):
+    """ALE runs a default set of linters for Python; the recipe adds tether to it."""
+    (vim.root / "main.py").write_text("def main():\n    return 1\n")
+    assistant = attach_assistant(vim.root, vim.runtime)
+    try:
+        vim.ex("edit main.py")
+        assert vim.expr("&filetype") == "python"
+        vim.ex("call cursor(2, 1)")
+        vim.keys("A")
+        vim.type("  # unsaved")
+        vim.keys("Escape")
+        wait_until(
+            "the typed text to reach tether",
+            lambda: "return 1  # unsaved" in text_of_sdk(assistant.call("read_file", path="main.py")),
+        )
+    finally:
+        assistant.close()
+
+    assert (vim.root / "main.py").read_text() == "def main():\n    return 1\n"
+
+
 def test_read_only_tether_offers_the_assistant_no_edit(vim):
     assistant = attach_assistant(vim.root, vim.runtime)
     try:
