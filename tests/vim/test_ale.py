@@ -1,8 +1,8 @@
-"""tether lsp in a real Vim 9 through Debian's ALE 3.3.0, the one Vim LSP client a Debian machine
-can install from its archive. ALE reports every buffer change to its LSP linters, so an attached
-`tether mcp` reads the unsaved text; ALE never answers a request a server sends, so tether's edits
-cannot reach its buffers. editors/vim.md therefore runs tether read-only under ALE; the last test
-pins why."""
+"""tether lsp in a real Vim 9 through Debian's ALE 3.3.0, one of the two Vim LSP clients in
+Debian's archive (YouCompleteMe, the other, refuses every edit a server sends). ALE reports every
+buffer change to its LSP linters, so an attached `tether mcp` reads the unsaved text; ALE never
+answers a request a server sends, so tether's edits cannot reach its buffers. editors/vim.md
+therefore runs tether read-only under ALE; the last test pins why."""
 
 import time
 
