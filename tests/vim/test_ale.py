@@ -4,13 +4,14 @@ buffer change to its LSP linters, so an attached `tether mcp` reads the unsaved 
 answers a request a server sends, so tether's edits cannot reach its buffers. editors/vim.md
 therefore runs tether read-only under ALE; the last test pins why."""
 
+import re
 import time
 
 import pytest
 from mcp.shared.exceptions import MCPError
 
 from assistant import text_of_sdk
-from conftest import NOTES, wait_until
+from conftest import HERE, NOTES, wait_until
 from editor_support import attach_assistant
 
 
@@ -104,3 +105,18 @@ def test_an_edit_under_ale_waits_for_an_answer_that_never_comes(vim_editing):
     assert took >= 9.5, f"answered after {took:.1f} s"
     assert vim.text() == "alpha typed\nbeta\ngamma\n"
     assert (vim.root / "notes.txt").read_text() == NOTES
+
+
+def test_the_vimrc_runs_the_setup_editors_vim_md_gives():
+    """The tests above run the recipe as the page prints it, but for the tether binary and its
+    arguments, which the test chooses."""
+    page = (HERE.parents[1] / "editors" / "vim.md").read_text()
+    section = page[page.index("## The plugins Debian has") :]
+    printed = re.search(r"```vim\n(.*?)```", section, re.S).group(1)
+    printed = printed.replace('filetype plugin on                          " if your vimrc does not already\n', "")
+    vimrc = (HERE / "vimrc").read_text()
+    run = vimrc[vimrc.index('" ---- editors/vim.md') : vimrc.index('" ---- end of the recipe')]
+    run = run.split("\n", 1)[1]  # the marker line
+    run = run.replace("'executable': $TETHER_BIN", "'executable': 'tether'")
+    run = run.replace("'command': '%e ' . $TETHER_ARGS", "'command': '%e lsp --read-only'")
+    assert run == printed
