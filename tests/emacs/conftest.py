@@ -38,7 +38,9 @@ def pytest_collection_modifyitems(items):
 class Emacs:
     """One `emacs -nw` in its own tmux server, with eglot running tether lsp."""
 
-    def __init__(self, root: pathlib.Path, home: pathlib.Path, confirm: bool, client: str):
+    def __init__(
+        self, root: pathlib.Path, home: pathlib.Path, confirm: bool, client: str, setup: pathlib.Path = HERE / "setup.el"
+    ):
         self.root = root
         self.out = home / "out"
         self.out.mkdir(mode=0o700)  # Emacs keeps its server socket here and wants it private
@@ -50,6 +52,8 @@ class Emacs:
             "TETHER_TEST_OUT": str(self.out),
             "TETHER_TEST_CONFIRM": "1" if confirm else "0",
             "TETHER_TEST_CLIENT": client,
+            # editors/emacs: tether.el, which tether-mode-setup.el loads.
+            "TETHER_EL_DIR": str(HERE.parents[1] / "editors" / "emacs"),
             "TETHER_LOG": "warn",
             # tether lsp's bridge socket and discovery file: private to this test.
             "XDG_RUNTIME_DIR": str(self.runtime),
@@ -58,7 +62,7 @@ class Emacs:
             (home / var).mkdir()
             env[var] = str(home / var)
         self.tmux = ["tmux", "-L", f"tether-test-{os.getpid()}-{next(SESSIONS)}"]
-        command = ["env", *(f"{k}={v}" for k, v in env.items()), "emacs", "-nw", "-Q", "-l", str(HERE / "setup.el")]
+        command = ["env", *(f"{k}={v}" for k, v in env.items()), "emacs", "-nw", "-Q", "-l", str(setup)]
         subprocess.run(
             [*self.tmux, "new-session", "-d", "-s", "emacs", "-x", "150", "-y", "40", "-c", str(root), *command],
             check=True,
