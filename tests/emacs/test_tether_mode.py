@@ -1,0 +1,296 @@
+"""tether-mode (editors/emacs/tether.el) in a real Emacs 28 under tmux: tether lsp started by the
+package itself on Emacs's own jsonrpc.el, no eglot or lsp-mode loaded (tether-mode-setup.el).
+It sends every change at once and checks every edit's version, so an assistant attached through
+`tether mcp` reads unsaved text, its edits land once as one undo step, and typing racing them is
+never lost.
+
+Each test counts the `workspace/applyEdit` requests tether.el answered and the ones it refused."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+
+import pytest
+
+from assistant import text_of_sdk
+from conftest import HERE, Emacs
+from editor_support import PATIENCE, attach_assistant, tether_bin, wait_until
+
+NOTES = "alpha\nbeta\ngamma\n"
+EDITORS_EMACS = HERE.parents[1] / "editors" / "emacs"
+
+
+@pytest.fixture(autouse=True)
+def state_home(tmp_path, monkeypatch):
+    """Every tether process keeps its change journal under XDG_STATE_HOME: scripts/test exports
+    a temporary one; run alone, the tests make their own, so that no journal lands in the home
+    directory. (Emacs, and the tether lsp it starts, get one of their own from conftest.)"""
+    if not os.environ.get("XDG_STATE_HOME"):
+        (tmp_path / "state").mkdir()
+        monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
+@pytest.fixture
+def emacs(workspace, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    e = Emacs(workspace, home, confirm=False, client="tether-mode", setup=HERE / "tether-mode-setup.el")
+    # The socket file exists from bind(), a moment before Emacs listens on it: under load the
+    # first emacsclient can be refused, so wait until one gets through.
+    ping = ["emacsclient", "-s", str(e.server), "--eval", "t"]
+    wait_until("Emacs's server to listen", lambda: subprocess.run(ping, capture_output=True).returncode == 0)
+    e.open("notes.txt")
+    yield e
+    e.close()
+
+
+@pytest.fixture
+def assistant(emacs):
+    a = attach_assistant(emacs.root, emacs.runtime)
+    yield a
+    a.close()
+
+
+def goto(emacs, line: int, column: int):
+    """Point to 1-based `line`, 0-based `column` counted in characters."""
+    emacs.eval(f"(tether-test-goto {line} {column})")
+
+
+def type_text(emacs, text: str):
+    """Types `text` through tmux, which reads an argument ending in `;` as the end of a command
+    unless the `;` is escaped."""
+    emacs.type(text[:-1] + "\\;" if text.endswith(";") else text)
+
+
+def wait_for_text(emacs, expected: str, what: str = "the buffer") -> dict:
+    return wait_until(f"{what} to read {expected!r}", lambda: (s := emacs.state())["text"] == expected and s)
+
+
+def read_lines(assistant, rel: str, limit: int = 2000) -> list[str]:
+    read = assistant.call("read_file", path=rel, limit=limit)
+    assert not read.is_error, text_of_sdk(read)
+    return [line.split("\t", 1)[1] for line in text_of_sdk(read).splitlines() if "\t" in line]
+
+
+def test_the_package_byte_compiles_without_warnings(tmp_path):
+    """The lint the recipe gives for a package of our own: every warning is an error."""
+    (tmp_path / "tether.el").write_bytes((EDITORS_EMACS / "tether.el").read_bytes())
+    done = subprocess.run(
+        ["emacs", "-Q", "--batch", "-L", str(tmp_path), "--eval", "(setq byte-compile-error-on-warn t)"]
+        + ["-f", "batch-byte-compile", str(tmp_path / "tether.el")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "tether.elc").exists()
+
+
+def test_unsaved_typing_is_seen_at_once_by_read_file_and_grep(emacs, assistant):
+    goto(emacs, 3, 5)
+    emacs.type(" unsaved words")
+    state = wait_for_text(emacs, "alpha\nbeta\ngamma unsaved words\n")
+    assert state["modified"] is True
+
+    # Sent as typed, not from an idle timer: tether has it as soon as Emacs has it.
+    started = time.monotonic()
+    wait_until("tether to see the typing", lambda: "gamma unsaved words" in read_lines(assistant, "notes.txt")[2], 2)
+    assert time.monotonic() - started < 1.0
+    found = assistant.call("grep", pattern="unsaved", output_mode="content")
+    assert not found.is_error, text_of_sdk(found)
+    assert "notes.txt:3:gamma unsaved words" in text_of_sdk(found)
+    assert (emacs.root / "notes.txt").read_text() == NOTES, "nothing was written"
+
+
+def test_an_edit_in_a_dirty_buffer_lands_once_as_one_undo_step_and_leaves_the_file_alone(emacs, assistant):
+    goto(emacs, 1, 5)
+    emacs.type(" typed")
+    typed = "alpha typed\nbeta\ngamma\n"
+    wait_for_text(emacs, typed)
+
+    result = assistant.call("edit_file", path="notes.txt", old_string="beta", new_string="BETA")
+
+    assert not result.is_error, text_of_sdk(result)
+    assert "applied to the open editor buffer, which has unsaved changes" in text_of_sdk(result)
+    state = wait_for_text(emacs, "alpha typed\nBETA\ngamma\n")
+    assert state["applied"] == 1, "one tool call, one workspace edit"
+    assert state["refusals"] == []
+    assert state["modified"] is True
+    assert (emacs.root / "notes.txt").read_text() == NOTES, "the dirty buffer's file is untouched"
+
+    # One undo takes the edit back, and only it: the typing stays.
+    emacs.keys("C-_")
+    wait_for_text(emacs, typed, "one undo")
+    emacs.keys("C-_")
+    wait_for_text(emacs, NOTES, "a second undo (the typing)")
+    assert read_lines(assistant, "notes.txt") == ["alpha", "beta", "gamma"]
+
+
+def test_an_edit_in_a_clean_buffer_is_saved_and_still_undoable(emacs, assistant):
+    result = assistant.call("edit_file", path="notes.txt", old_string="gamma", new_string="GAMMA")
+
+    assert not result.is_error, text_of_sdk(result)
+    assert "applied to the open editor buffer and saved" in text_of_sdk(result), text_of_sdk(result)
+    state = wait_for_text(emacs, "alpha\nbeta\nGAMMA\n")
+    assert state["modified"] is False, "saved through tether/saveDocuments"
+    assert (emacs.root / "notes.txt").read_text() == "alpha\nbeta\nGAMMA\n"
+    assert state["applied"] == 1
+
+    emacs.keys("C-_")
+    state = wait_for_text(emacs, NOTES, "undo")
+    assert state["modified"] is True
+    assert read_lines(assistant, "notes.txt") == ["alpha", "beta", "gamma"]
+
+
+def test_multibyte_text_keeps_edits_in_place(emacs, assistant):
+    """Columns are UTF-8 bytes between tether.el and tether: text before an edit on its own line
+    that is wider than one byte per character (and than one UTF-16 unit) must not shift it."""
+    goto(emacs, 2, 0)
+    emacs.type("é中😀 ")
+    wait_for_text(emacs, "alpha\né中😀 beta\ngamma\n")
+    result = assistant.call("edit_file", path="notes.txt", old_string="beta", new_string="BETA")
+    assert not result.is_error, text_of_sdk(result)
+    wait_for_text(emacs, "alpha\né中😀 BETA\ngamma\n")
+    goto(emacs, 2, 4)  # after the emoji and the space: the typing goes between them and BETA
+    emacs.type("ß")
+    wait_for_text(emacs, "alpha\né中😀 ßBETA\ngamma\n")
+    assert read_lines(assistant, "notes.txt") == ["alpha", "é中😀 ßBETA", "gamma"]
+    assert emacs.state()["refusals"] == []
+
+
+def test_typing_racing_tool_edits_loses_nothing(emacs, assistant):
+    """100 rounds: an assistant's edit is on its way while keystrokes land in the buffer. Every
+    fourth round Emacs is kept busy while both wait, so the keystrokes are read first and the edit
+    arrives for a version the buffer has left: tether.el refuses it, tether reads the buffer again
+    and resends. At the end every keystroke and every edit is there once, nothing else."""
+    rng = random.Random(20261125)
+    rounds = 100
+    model = []
+    for i in range(rounds):
+        model += [f"typing {i}:", f"<<M{i}>>"]
+    (emacs.root / "race.txt").write_text("\n".join(model) + "\n")
+    emacs.open("race.txt")
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789 ,.;(){}=+-*/éß中😀"
+    succeeded = 0
+    failures = []
+    latencies = []
+    for i in range(rounds):
+        busy = i % 4 == 0
+        row = 2 * rng.randrange(rounds)  # a typing line, 0-based
+        typed = []
+        for _ in range(rng.randrange(1 if busy else 0, 4)):
+            if not busy:
+                row = 2 * rng.randrange(rounds)
+            line = model[row]
+            col = rng.randrange(len(line) + 1) if not (busy and typed) else typed[-1][1] + 1
+            ch = rng.choice(alphabet)
+            typed.append((row, col, ch))
+            model[row] = line[:col] + ch + line[col:]
+        arguments = {"path": "race.txt", "old_string": f"<<M{i}>>", "new_string": f"<<E{i}>>"}
+        started = time.monotonic()
+        if busy:
+            row, col, _ = typed[0]
+            hold = subprocess.Popen(
+                ["emacsclient", "-s", str(emacs.server), "--eval", f"(tether-test-busy {row + 1} {col} 0.3)"],
+                stdout=subprocess.DEVNULL,
+            )
+            time.sleep(0.05)
+            answer = assistant.call_async("edit_file", **arguments)
+            time.sleep(0.02)
+            type_text(emacs, "".join(ch for _, _, ch in typed))
+            assert hold.wait(PATIENCE) == 0
+        else:
+            answer = assistant.call_async("edit_file", **arguments)
+            for k, (row, col, ch) in enumerate(typed):
+                goto(emacs, row + 1, col)
+                type_text(emacs, ch)
+                # The next goto must not overtake this keystroke.
+                expected = json.dumps(line_after(model, typed, k), ensure_ascii=False)
+                wait_until(
+                    f"round {i}: {ch!r} typed", lambda: emacs.eval(f"(tether-test-line-is {row + 1} {expected})") == "t"
+                )
+        result = answer.result(PATIENCE)
+        latencies.append(time.monotonic() - started)
+        if result.is_error:
+            # Keystrokes arriving one by one can make each of tether's three attempts stale.
+            assert '"conflict"' in text_of_sdk(result), text_of_sdk(result)
+            failures.append(f"round {i}: {text_of_sdk(result)}")
+        else:
+            succeeded += 1
+            model[2 * i + 1] = f"<<E{i}>>"
+        expected = "\n".join(model) + "\n"
+        wait_until(f"round {i}: the buffer to hold every keystroke and edit", lambda: emacs.state()["text"] == expected)
+
+    state = emacs.state()
+    latencies.sort()
+    print(
+        f"{rounds} tool edits took {state['applied']} workspace edits ({len(state['refusals'])} refused as stale); "
+        f"median {1000 * latencies[len(latencies) // 2]:.0f} ms, p95 {1000 * latencies[int(0.95 * rounds)]:.0f} ms"
+    )
+    print("\n".join(failures))
+    assert succeeded >= rounds - 3, f"only {succeeded} of {rounds} edits succeeded (each had 3 attempts)"
+    assert state["refusals"], "no edit was ever overtaken by typing: the test did not exercise the race"
+    assert all("changed since" in r for r in state["refusals"]), state["refusals"]
+    assert state["applied"] == succeeded + len(state["refusals"]), "an edit applied is never sent again"
+    assert read_lines(assistant, "race.txt", limit=2 * rounds + 5)[: len(model)] == model
+
+
+def line_after(model, typed, k):
+    """The line of keystroke `k` of a round once keystrokes 0..k are in: the model has the whole
+    round, so the round's later keystrokes on the same line are taken out again, last first."""
+    row = typed[k][0]
+    line = model[row]
+    for r, c, ch in reversed(typed[k + 1 :]):
+        if r == row:
+            line = line[:c] + line[c + len(ch) :]
+    return line
+
+
+def test_tether_status_and_the_bridge_see_the_lsp_tether_mode_started(emacs, assistant):
+    pid = int(emacs.eval("(tether-test-pid)"))
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(emacs.runtime))
+    done = subprocess.run([tether_bin(), "status", "--json"], capture_output=True, text=True, env=env, check=True)
+    instances = json.loads(done.stdout)["instances"]
+    assert [i["pid"] for i in instances] == [pid], done.stdout
+    assert str(emacs.root.resolve()) in instances[0]["roots"], done.stdout
+
+    emacs.eval("(tether-test-status)")
+    shown = (emacs.out / "status.txt").read_text()
+    assert "tether-mode is on" in shown, shown
+    assert f"tether lsp pid {pid}: ready, positions in utf-8, 1 buffer open" in shown, shown
+    assert str(pid) in shown.split("status\n", 1)[1], "the `tether status` output follows"
+
+    # The bridge: an attached assistant runs its calls in this lsp, on the buffer.
+    goto(emacs, 1, 0)
+    emacs.type("bridged ")
+    wait_for_text(emacs, "bridged alpha\nbeta\ngamma\n")
+    assert read_lines(assistant, "notes.txt")[0] == "bridged alpha"
+
+
+def test_a_dead_server_is_reported_and_tether_restart_brings_it_back(emacs):
+    pid = int(emacs.eval("(tether-test-pid)"))
+    os.kill(pid, signal.SIGKILL)
+    state = wait_until("Emacs to notice", lambda: (s := emacs.state())["connected"] is False and s)
+    assert "exited" in state["messages"] and "tether-restart" in state["messages"], state["messages"]
+
+    # Typing while no server runs is not lost: the restarted server opens the buffer as it is.
+    goto(emacs, 2, 4)
+    emacs.type(" offline")
+    wait_for_text(emacs, "alpha\nbeta offline\ngamma\n")
+    emacs.eval("(tether-test-restart)")
+    wait_until("the new server", lambda: emacs.eval("(tether-test-connected)") == "t")
+    new_pid = int(emacs.eval("(tether-test-pid)"))
+    assert new_pid != pid
+    # The old server's discovery file stays after SIGKILL (a reader finds it dead); the new one
+    # publishes its own once it has the folder.
+    wait_until("the new server's discovery file", (emacs.runtime / "tether" / f"{new_pid}.json").exists)
+    assistant = attach_assistant(emacs.root, emacs.runtime)
+    try:
+        assert read_lines(assistant, "notes.txt") == ["alpha", "beta offline", "gamma"]
+        result = assistant.call("edit_file", path="notes.txt", old_string="gamma", new_string="GAMMA")
+        assert not result.is_error, text_of_sdk(result)
+    finally:
+        assistant.close()
+    wait_for_text(emacs, "alpha\nbeta offline\nGAMMA\n")

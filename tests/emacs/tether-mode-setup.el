@@ -1,0 +1,154 @@
+;;; tether-mode-setup.el --- a plain Emacs running tether-mode, for the end-to-end tests  -*- lexical-binding: t -*-
+
+;; Loaded with `emacs -nw -Q -l tether-mode-setup.el' inside tmux, in place of setup.el: no
+;; eglot, no lsp-mode, only editors/emacs/tether.el on Emacs's own jsonrpc.el and project.el.
+;; It offers the functions conftest.py's `Emacs' calls (`tether-test-open', `tether-test-state',
+;; `tether-test--call'), so that the same driver works. Environment:
+;;   TETHER_BIN       the tether binary
+;;   TETHER_TEST_OUT  a folder for the files this writes (results, state)
+;;   TETHER_EL_DIR    the folder holding tether.el
+
+(add-to-list 'load-path (getenv "TETHER_EL_DIR"))
+(require 'tether)
+(require 'json)
+(require 'server)
+
+(defvar tether-test-out (file-name-as-directory (getenv "TETHER_TEST_OUT")))
+
+(setq tether-executable (getenv "TETHER_BIN")
+      make-backup-files nil
+      auto-save-default nil
+      create-lockfiles nil
+      inhibit-startup-screen t)
+;; Keystrokes come from tmux as UTF-8.
+(set-terminal-coding-system 'utf-8)
+(set-keyboard-coding-system 'utf-8)
+
+(setq server-socket-dir tether-test-out
+      server-name "emacs")
+(server-start)
+
+(tether-mode 1)
+
+;;; What the tests count: every `workspace/applyEdit' answered, and the refusals among them.
+
+(defvar tether-test-applied 0 "How many workspace edits tether.el was asked to apply.")
+(defvar tether-test-refusals nil "The reasons of the edits tether.el refused, oldest first.")
+
+(advice-add 'tether--apply-workspace-edit :filter-return
+            (lambda (answer)
+              (setq tether-test-applied (1+ tether-test-applied))
+              (unless (eq (plist-get answer :applied) t)
+                (setq tether-test-refusals
+                      (append tether-test-refusals (list (plist-get answer :failureReason)))))
+              answer))
+
+;;; Setup, called through emacsclient.
+
+(defvar tether-test-buffer nil "The buffer the test types into.")
+
+(defun tether-test--wait-for (what ready)
+  (let ((deadline (+ (float-time) 20)))
+    (while (and (not (funcall ready)) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (or (funcall ready) (error "timed out waiting for %s" what))))
+
+(defun tether-test-open (file)
+  "Visits FILE in the selected window; waits until tether-mode has it open on tether lsp."
+  (setq tether-test-buffer (find-file file))
+  (tether-test--wait-for
+   "tether-mode to open the buffer"
+   (lambda () (let ((conn (buffer-local-value 'tether--conn tether-test-buffer)))
+                (and conn (eq (tether--state conn) 'ready)))))
+  t)
+
+(defun tether-test-goto (line column)
+  "Puts point at 1-based LINE and 0-based COLUMN (in characters), where typing goes."
+  (with-current-buffer tether-test-buffer
+    (goto-char (point-min))
+    (forward-line (1- line))
+    (forward-char column)
+    (set-window-point (get-buffer-window tether-test-buffer) (point)))
+  t)
+
+(defun tether-test-busy (line column seconds)
+  "Puts point at LINE and COLUMN, then keeps Emacs busy for SECONDS without reading input
+or process output: keys typed and an edit sent meanwhile are both waiting when it ends."
+  (tether-test-goto line column)
+  (let ((end (+ (float-time) seconds)))
+    (while (< (float-time) end)))
+  t)
+
+(defun tether-test-line-is (line text)
+  "Whether 1-based LINE of the test's buffer is TEXT."
+  (with-current-buffer tether-test-buffer
+    (save-excursion
+      (goto-char (point-min))
+      (forward-line (1- line))
+      (equal (buffer-substring-no-properties (line-beginning-position) (line-end-position))
+             text))))
+
+(defun tether-test-pid ()
+  "The pid of the tether lsp the test's buffer is open on."
+  (process-id (jsonrpc--process (buffer-local-value 'tether--conn tether-test-buffer))))
+
+(defun tether-test-connected ()
+  "Whether the test's buffer is open on a ready tether lsp."
+  (let ((conn (buffer-local-value 'tether--conn tether-test-buffer)))
+    (and conn (eq (tether--state conn) 'ready) t)))
+
+(defun tether-test-status ()
+  "Runs `tether-status' and writes what its buffer shows to status.txt."
+  (tether-status)
+  (with-current-buffer "*tether status*"
+    (write-region (point-min) (point-max) (concat tether-test-out "status.txt")))
+  t)
+
+(defun tether-test-restart ()
+  "`tether-restart' from the test's buffer, as a user would run it there."
+  (with-current-buffer tether-test-buffer (tether-restart))
+  t)
+
+;;; Tool calls.
+
+(defun tether-test--write (name object)
+  "Writes OBJECT as JSON to NAME in the output folder, whole or not at all (the tests poll)."
+  (let ((file (concat tether-test-out name)))
+    (with-temp-file (concat file ".part")
+      (insert (json-encode object)))
+    (rename-file (concat file ".part") file t)))
+
+(defun tether-test--call (id tool arguments)
+  "Runs TOOL with ARGUMENTS (a JSON object as text) through `tether.callTool' on the test
+buffer's server and writes the answer, or the JSON-RPC error, to result-ID.json."
+  (let* ((conn (buffer-local-value 'tether--conn tether-test-buffer))
+         (params (list :command "tether.callTool"
+                       :arguments (vector (list :tool tool
+                                                :arguments (json-parse-string
+                                                            arguments :object-type 'hash-table)))))
+         (answer
+          (condition-case err
+              (list :result (jsonrpc-request conn :workspace/executeCommand params))
+            (jsonrpc-error
+             (list :error (or (cdr (assq 'jsonrpc-error-message (cdr err))) (format "%S" err))))
+            (error (list :error (error-message-string err))))))
+    (tether-test--write (format "result-%s.json" id) answer)))
+
+;;; State, read through emacsclient.
+
+(defun tether-test-state (file)
+  "Writes state.json: FILE's buffer text and modified flag, the edits and refusals counted."
+  (with-current-buffer (find-buffer-visiting file)
+    (tether-test--write
+     "state.json"
+     (list :text (buffer-substring-no-properties (point-min) (point-max))
+           :modified (if (buffer-modified-p) t :json-false)
+           :version tether--version
+           :connected (if tether--conn t :json-false)
+           :applied tether-test-applied
+           :refusals (vconcat tether-test-refusals)
+           :messages (with-current-buffer (messages-buffer)
+                       (buffer-substring-no-properties (point-min) (point-max))))))
+  t)
+
+;;; tether-mode-setup.el ends here
