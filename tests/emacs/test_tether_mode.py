@@ -248,6 +248,55 @@ def line_after(model, typed, k):
     return line
 
 
+def test_tether_grep_lists_unsaved_matches_for_next_error(emacs):
+    goto(emacs, 3, 5)
+    emacs.type(" needle")
+    wait_for_text(emacs, "alpha\nbeta\ngamma needle\n")
+    goto(emacs, 1, 0)
+    emacs.eval('(tether-test-grep "needle")')
+    grep = json.loads((emacs.out / "grep.json").read_text())
+    assert grep["mode"] == "grep-mode"
+    assert "notes.txt:3:gamma needle" in grep["results"], grep["results"]
+    assert grep["file"] == str(emacs.path) and grep["line"] == 3, grep
+
+
+def test_tether_call_runs_a_tool_and_shows_its_result(emacs):
+    goto(emacs, 2, 4)
+    emacs.type(" unsaved")
+    wait_for_text(emacs, "alpha\nbeta unsaved\ngamma\n")
+    emacs.eval('(tether-test-call "read_file" "{\\"path\\": \\"notes.txt\\"}")')
+    shown = json.loads((emacs.out / "call.json").read_text())
+    assert "beta unsaved" in shown["text"], shown
+    assert "[failed]" not in shown["header"], shown
+    emacs.eval('(tether-test-call "read_file" "{\\"path\\": \\"missing.txt\\"}")')
+    shown = json.loads((emacs.out / "call.json").read_text())
+    assert "not_found" in shown["text"] and "[failed]" in shown["header"], shown
+
+
+def test_a_file_with_dos_line_breaks_is_clean_and_keeps_them(emacs, assistant):
+    """Emacs shows CRLF lines with plain newlines; tether sees the file's own breaks, so the
+    buffer counts as clean, an edit is saved, and the saved file keeps CRLF."""
+    (emacs.root / "dos.txt").write_bytes(b"one\r\ntwo\r\n")
+    emacs.open("dos.txt")
+    result = assistant.call("edit_file", path="dos.txt", old_string="two", new_string="TWO\nthree")
+    assert not result.is_error, text_of_sdk(result)
+    assert "applied to the open editor buffer and saved" in text_of_sdk(result), text_of_sdk(result)
+    state = wait_for_text(emacs, "one\nTWO\nthree\n")
+    assert state["modified"] is False
+    assert (emacs.root / "dos.txt").read_bytes() == b"one\r\nTWO\r\nthree\r\n"
+
+
+def test_a_killed_buffer_is_closed_and_edits_go_to_disk(emacs, assistant):
+    goto(emacs, 1, 0)
+    emacs.type("unsaved ")
+    wait_for_text(emacs, "unsaved alpha\nbeta\ngamma\n")
+    emacs.eval(f"(tether-test-kill {json.dumps(str(emacs.path))})")
+    wait_until("tether to drop the buffer", lambda: read_lines(assistant, "notes.txt")[0] == "alpha")
+    result = assistant.call("edit_file", path="notes.txt", old_string="beta", new_string="BETA")
+    assert not result.is_error, text_of_sdk(result)
+    assert (emacs.root / "notes.txt").read_text() == "alpha\nBETA\ngamma\n"
+
+
 def test_tether_status_and_the_bridge_see_the_lsp_tether_mode_started(emacs, assistant):
     pid = int(emacs.eval("(tether-test-pid)"))
     env = dict(os.environ, XDG_RUNTIME_DIR=str(emacs.runtime))

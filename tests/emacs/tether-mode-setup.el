@@ -109,6 +109,47 @@ or process output: keys typed and an edit sent meanwhile are both waiting when i
   (with-current-buffer tether-test-buffer (tether-restart))
   t)
 
+;;; The package's commands, run as a user would run them from the test's buffer.
+
+(defun tether-test-grep (pattern)
+  "Runs `tether-grep' for PATTERN, then `next-error' on its results; writes grep.json: the
+results buffer's text and mode, and the file and line `next-error' went to."
+  (when (get-buffer "*tether grep*") (kill-buffer "*tether grep*"))
+  (with-current-buffer tether-test-buffer (tether-grep pattern))
+  (tether-test--wait-for "the grep results"
+                         (lambda () (and (get-buffer "*tether grep*")
+                                         (with-current-buffer "*tether grep*"
+                                           (derived-mode-p 'grep-mode)))))
+  (let ((results (with-current-buffer "*tether grep*" (buffer-string)))
+        (mode (with-current-buffer "*tether grep*" (symbol-name major-mode))))
+    (next-error)
+    (let ((window (selected-window)))
+      (with-current-buffer (window-buffer window)
+        (tether-test--write "grep.json"
+                            (list :results results :mode mode
+                                  :file (buffer-file-name)
+                                  :line (line-number-at-pos (window-point window)))))))
+  t)
+
+(defun tether-test-call (tool arguments)
+  "Runs `tether-call' for TOOL with ARGUMENTS (JSON text); writes call.json: what its result
+buffer shows."
+  (let ((name (format "*tether %s*" tool)))
+    (when (get-buffer name) (kill-buffer name))
+    (with-current-buffer tether-test-buffer (tether-call tool arguments))
+    (tether-test--wait-for "the call's result" (lambda () (get-buffer name)))
+    (with-current-buffer name
+      (tether-test--write "call.json" (list :text (buffer-string)
+                                            :header (format "%s" header-line-format)))))
+  t)
+
+(defun tether-test-kill (file)
+  "Kills the buffer visiting FILE, its changes given up (as a user answering yes would)."
+  (with-current-buffer (find-buffer-visiting file)
+    (set-buffer-modified-p nil)
+    (kill-buffer))
+  t)
+
 ;;; Tool calls.
 
 (defun tether-test--write (name object)
