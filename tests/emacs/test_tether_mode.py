@@ -109,22 +109,28 @@ def test_an_edit_in_a_dirty_buffer_lands_once_as_one_undo_step_and_leaves_the_fi
     emacs.type(" typed")
     typed = "alpha typed\nbeta\ngamma\n"
     wait_for_text(emacs, typed)
+    goto(emacs, 3, 5)
 
     result = assistant.call("edit_file", path="notes.txt", old_string="beta", new_string="BETA")
+    # Typed at once, with nothing between the edit and the key: consecutive keys are one undo
+    # step in Emacs, and the edit, which came between two of them, must stay a step of its own.
+    emacs.type("!")
 
     assert not result.is_error, text_of_sdk(result)
     assert "applied to the open editor buffer, which has unsaved changes" in text_of_sdk(result)
-    state = wait_for_text(emacs, "alpha typed\nBETA\ngamma\n")
+    state = wait_for_text(emacs, "alpha typed\nBETA\ngamma!\n")
     assert state["applied"] == 1, "one tool call, one workspace edit"
     assert state["refusals"] == []
     assert state["modified"] is True
     assert (emacs.root / "notes.txt").read_text() == NOTES, "the dirty buffer's file is untouched"
 
-    # One undo takes the edit back, and only it: the typing stays.
+    # One undo per step: the key, then the edit (and only it), then the typing before it.
     emacs.keys("C-_")
-    wait_for_text(emacs, typed, "one undo")
+    wait_for_text(emacs, "alpha typed\nBETA\ngamma\n", "undoing the key")
     emacs.keys("C-_")
-    wait_for_text(emacs, NOTES, "a second undo (the typing)")
+    wait_for_text(emacs, typed, "undoing the edit")
+    emacs.keys("C-_")
+    wait_for_text(emacs, NOTES, "undoing the typing")
     assert read_lines(assistant, "notes.txt") == ["alpha", "beta", "gamma"]
 
 
