@@ -580,31 +580,44 @@ unsaved rather than asking."
                                      :didSave t))
            :experimental (list :tether (list :saveDocuments t))))))
 
+(defun tether--executable ()
+  "The tether binary to run, or nil when `tether-executable' names none."
+  (if (file-name-absolute-p tether-executable)
+      (and (file-executable-p tether-executable) tether-executable)
+    (executable-find tether-executable)))
+
 (defun tether--make-connection (root)
-  "Start `tether lsp' in ROOT; return the connection, or nil."
+  "Start `tether lsp' in ROOT; return the connection, or nil.
+When it cannot start, ROOT waits for `tether-restart'."
   (let ((name (format "tether %s"
                       (abbreviate-file-name (directory-file-name root))))
-        (default-directory root))
+        (default-directory root)
+        (executable (tether--executable)))
     (condition-case err
-        (make-instance
-         'tether--connection
-         :name name
-         :root root
-         :events-buffer-scrollback-size tether-events-buffer-size
-         :process (lambda ()
-                    (make-process
-                     :name name
-                     :command (append (list tether-executable "lsp")
-                                      tether-lsp-arguments)
-                     :connection-type 'pipe
-                     :coding 'utf-8-emacs-unix
-                     :noquery t
-                     :stderr (get-buffer-create (format "*%s stderr*" name))))
-         :request-dispatcher #'tether--handle-request
-         :notification-dispatcher #'tether--handle-notification
-         :on-shutdown #'tether--on-shutdown)
+        (progn
+          (unless executable
+            (signal 'file-missing (list "no such program" tether-executable)))
+          (make-instance
+           'tether--connection
+           :name name
+           :root root
+           :events-buffer-scrollback-size tether-events-buffer-size
+           :process (lambda ()
+                      (make-process
+                       :name name
+                       :command (append (list executable "lsp")
+					tether-lsp-arguments)
+                       :connection-type 'pipe
+                       :coding 'utf-8-emacs-unix
+                       :noquery t
+                       :stderr (get-buffer-create (format "*%s stderr*" name))))
+           :request-dispatcher #'tether--handle-request
+           :notification-dispatcher #'tether--handle-notification
+           :on-shutdown #'tether--on-shutdown))
       (error
-       (message "tether: cannot start %s lsp: %s"
+       ;; Not tried again on every visit: the next try is `tether-restart'.
+       (add-to-list 'tether--exited root)
+       (message "tether: cannot start %s lsp: %s; M-x tether-restart retries"
                 tether-executable (error-message-string err))
        nil))))
 

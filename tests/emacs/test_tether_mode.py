@@ -334,6 +334,14 @@ def test_a_dead_server_is_reported_and_tether_restart_brings_it_back(emacs):
     goto(emacs, 2, 4)
     emacs.type(" offline")
     wait_for_text(emacs, "alpha\nbeta offline\ngamma\n")
+
+    # A binary that is not there is reported, not tried again on every visit.
+    emacs.eval('(setq tether-executable "/nonexistent/tether")')
+    emacs.eval("(tether-test-restart)")
+    state = emacs.state()
+    assert "cannot start /nonexistent/tether" in state["messages"], state["messages"]
+    assert state["connected"] is False
+    emacs.eval(f"(setq tether-executable {json.dumps(tether_bin())})")
     emacs.eval("(tether-test-restart)")
     wait_until("the new server", lambda: emacs.eval("(tether-test-connected)") == "t")
     new_pid = int(emacs.eval("(tether-test-pid)"))
