@@ -293,8 +293,11 @@ The server is started when the project has none yet."
 (defun tether--before-change (beg end)
   "Record where the change from BEG to END is, in tether's terms."
   (when tether--conn
-    (setq tether--before (list beg end (tether--position beg)
-                               (tether--position end)))))
+    ;; Change hooks must leave the match data alone: `replace-match' runs
+    ;; them between its search and its use of the match.
+    (save-match-data
+      (setq tether--before (list beg end (tether--position beg)
+                                 (tether--position end))))))
 
 (defun tether--after-change (beg end pre-change-length)
   "Send the change from BEG to END at once.
@@ -305,23 +308,28 @@ larger region before a change than the one they report after it
 announced, which holds it.  When the two disagree in another way,
 the whole text is sent, so that tether's copy never drifts."
   (when tether--conn
-    (let* ((tether--in-change t)
-           (change
-            (pcase tether--before
-              (`(,b-beg ,b-end ,lsp-beg ,lsp-end)
-               (when (and (<= b-beg beg) (<= (+ beg pre-change-length) b-end))
-                 (save-restriction
-                   (widen)
-                   (list :range (list :start lsp-beg :end lsp-end)
-                         :text (tether--text
-                                b-beg
-                                (+ b-end (- end beg pre-change-length))))))))))
-      (setq tether--before nil)
-      (tether--send-change
-       (or change
-           (save-restriction
-             (widen)
-             (list :text (tether--text (point-min) (point-max)))))))))
+    (save-match-data
+      (tether--send-after-change beg end pre-change-length))))
+
+(defun tether--send-after-change (beg end pre-change-length)
+  "Send the change from BEG to END, PRE-CHANGE-LENGTH long before it."
+  (let* ((tether--in-change t)
+         (change
+          (pcase tether--before
+            (`(,b-beg ,b-end ,lsp-beg ,lsp-end)
+             (when (and (<= b-beg beg) (<= (+ beg pre-change-length) b-end))
+               (save-restriction
+                 (widen)
+                 (list :range (list :start lsp-beg :end lsp-end)
+                       :text (tether--text
+                              b-beg
+                              (+ b-end (- end beg pre-change-length))))))))))
+    (setq tether--before nil)
+    (tether--send-change
+     (or change
+         (save-restriction
+           (widen)
+           (list :text (tether--text (point-min) (point-max))))))))
 
 (defun tether--send-change (change)
   "Send CHANGE now, or keep it for the batch of an edit being applied."
