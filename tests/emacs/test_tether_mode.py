@@ -166,6 +166,20 @@ def test_multibyte_text_keeps_edits_in_place(emacs, assistant):
     assert emacs.state()["refusals"] == []
 
 
+def test_commands_that_change_text_in_odd_ways_keep_tether_in_step(emacs, assistant):
+    """Regexp replacements, case changes, transposed and sorted lines: tether's copy ends equal to
+    the buffer, and an edit afterwards lands where it should."""
+    emacs.eval("(tether-test-odd-changes)")
+    text = emacs.state()["text"]
+    assert text != NOTES
+    assert read_lines(assistant, "notes.txt") == text.splitlines()
+    last = text.splitlines()[0]
+    result = assistant.call("edit_file", path="notes.txt", old_string=last, new_string=last + " edited")
+    assert not result.is_error, text_of_sdk(result)
+    wait_for_text(emacs, text.replace(last, last + " edited", 1))
+    assert emacs.state()["refusals"] == []
+
+
 def test_typing_racing_tool_edits_loses_nothing(emacs, assistant):
     """100 rounds: an assistant's edit is on its way while keystrokes land in the buffer. Every
     fourth round Emacs is kept busy while both wait, so the keystrokes are read first and the edit

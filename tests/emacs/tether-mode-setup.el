@@ -143,6 +143,26 @@ buffer shows."
                                             :header (format "%s" header-line-format)))))
   t)
 
+(defun tether-test-odd-changes ()
+  "Changes the test's buffer with commands whose change hooks are not one simple change each:
+regexp replacements (which need the match data the hooks run between), case changes (announced
+for a larger region than they report), transposed lines, a rigid indent, a sort."
+  (with-current-buffer tether-test-buffer
+    (goto-char (point-min))
+    (while (re-search-forward "\\(a\\)\\(l\\)" nil t)
+      (replace-match "\\2\\1"))
+    (goto-char (point-min))
+    (capitalize-word 2)
+    (upcase-region (point-min) (+ (point-min) 3))
+    (goto-char (point-min))
+    (forward-line 1)
+    (transpose-lines 1)
+    (indent-rigidly (point-min) (point-max) 2)
+    (sort-lines nil (point-min) (point-max))
+    (goto-char (point-max))
+    (insert "é中😀\n"))
+  t)
+
 (defun tether-test-kill (file)
   "Kills the buffer visiting FILE, its changes given up (as a user answering yes would)."
   (with-current-buffer (find-buffer-visiting file)
