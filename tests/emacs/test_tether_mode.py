@@ -150,9 +150,22 @@ def test_an_edit_in_a_clean_buffer_is_saved_and_still_undoable(emacs, assistant)
     assert read_lines(assistant, "notes.txt") == ["alpha", "beta", "gamma"]
 
 
-def test_multibyte_text_keeps_edits_in_place(emacs, assistant):
-    """Columns are UTF-8 bytes between tether.el and tether: text before an edit on its own line
-    that is wider than one byte per character (and than one UTF-16 unit) must not shift it."""
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+def test_multibyte_text_keeps_edits_in_place(emacs, encoding):
+    """Columns are UTF-8 bytes between tether.el and tether (or UTF-16 units, when the server is
+    offered nothing else): text before an edit on its own line that is wider than one byte per
+    character, and than one UTF-16 unit (the emoji), must not shift it either way."""
+    if encoding == "utf-16":
+        assert emacs.eval("(tether-test-use-utf-16)") == '"utf-16"'
+    wait_until("the discovery file", lambda: list((emacs.runtime / "tether").glob("*.json")))
+    assistant = attach_assistant(emacs.root, emacs.runtime)
+    try:
+        multibyte_edits(emacs, assistant)
+    finally:
+        assistant.close()
+
+
+def multibyte_edits(emacs, assistant):
     goto(emacs, 2, 0)
     emacs.type("é中😀 ")
     wait_for_text(emacs, "alpha\né中😀 beta\ngamma\n")
@@ -166,9 +179,22 @@ def test_multibyte_text_keeps_edits_in_place(emacs, assistant):
     assert emacs.state()["refusals"] == []
 
 
-def test_commands_that_change_text_in_odd_ways_keep_tether_in_step(emacs, assistant):
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+def test_commands_that_change_text_in_odd_ways_keep_tether_in_step(emacs, encoding):
     """Regexp replacements, case changes, transposed and sorted lines: tether's copy ends equal to
-    the buffer, and an edit afterwards lands where it should."""
+    the buffer, and an edit afterwards lands where it should. In UTF-16 the change hooks search
+    each changed line for wide characters, between the command's own search and `replace-match`."""
+    if encoding == "utf-16":
+        assert emacs.eval("(tether-test-use-utf-16)") == '"utf-16"'
+    wait_until("the discovery file", lambda: list((emacs.runtime / "tether").glob("*.json")))
+    assistant = attach_assistant(emacs.root, emacs.runtime)
+    try:
+        odd_changes(emacs, assistant)
+    finally:
+        assistant.close()
+
+
+def odd_changes(emacs, assistant):
     emacs.eval("(tether-test-odd-changes)")
     text = emacs.state()["text"]
     assert text != NOTES

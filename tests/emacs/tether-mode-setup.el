@@ -149,6 +149,9 @@ regexp replacements (which need the match data the hooks run between), case chan
 for a larger region than they report), transposed lines, a rigid indent, a sort."
   (with-current-buffer tether-test-buffer
     (goto-char (point-min))
+    ;; A wide character before each match: the UTF-16 column count finds it.
+    (insert "😀 ")
+    (goto-char (point-min))
     (while (re-search-forward "\\(a\\)\\(l\\)" nil t)
       (replace-match "\\2\\1"))
     (goto-char (point-min))
@@ -162,6 +165,21 @@ for a larger region than they report), transposed lines, a rigid indent, a sort.
     (goto-char (point-max))
     (insert "é中😀\n"))
   t)
+
+(defun tether-test-use-utf-16 ()
+  "Restarts tether lsp offering UTF-16 positions only (tether.el offers UTF-8 first, which the
+server takes), so that the UTF-16 columns are exercised too; waits until the buffer is open."
+  (advice-add 'tether--initialize-params :filter-return
+              (lambda (params)
+                (plist-put (plist-get params :capabilities) :general
+                           (list :positionEncodings ["utf-16"]))
+                params))
+  (with-current-buffer tether-test-buffer (tether-restart))
+  (tether-test--wait-for
+   "tether-mode to open the buffer"
+   (lambda () (let ((conn (buffer-local-value 'tether--conn tether-test-buffer)))
+                (and conn (eq (tether--state conn) 'ready)))))
+  (symbol-name (tether--encoding (buffer-local-value 'tether--conn tether-test-buffer))))
 
 (defun tether-test-kill (file)
   "Kills the buffer visiting FILE, its changes given up (as a user answering yes would)."
