@@ -70,6 +70,13 @@ class Emacs:
         )
         self.server = self.out / "emacs"
         wait_until("Emacs's server socket", lambda: self.server.exists() or self._died())
+        # The socket file exists a moment before Emacs listens on it, so the first emacsclient can
+        # be refused: start only once one gets through.
+        ping = ["emacsclient", "-s", str(self.server), "--eval", "t"]
+        wait_until(
+            "Emacs's server to answer",
+            lambda: subprocess.run(ping, capture_output=True, timeout=PATIENCE).returncode == 0 or self._died(),
+        )
         self.calls = 0
 
     def _died(self):
