@@ -65,7 +65,7 @@ class Kakoune:
     """One `kak` session in its own tmux server; HOME, XDG_* and PATH (with `tether` and
     `kak-lsp`) are the test's own, so kak-lsp and the tether lsp it starts share them."""
 
-    def __init__(self, root: pathlib.Path, home: pathlib.Path, filename: str, args: str):
+    def __init__(self, root: pathlib.Path, home: pathlib.Path, filename: str, args: str, kakrc: str = ""):
         self.root = root
         self.home = home
         self.runtime = home / "runtime"
@@ -90,7 +90,7 @@ class Kakoune:
             (home / var).mkdir()
             env[var] = str(home / var)
         (home / "XDG_CONFIG_HOME" / "kak").mkdir()
-        (home / "XDG_CONFIG_HOME" / "kak" / "kakrc").write_text(recipe(args))
+        (home / "XDG_CONFIG_HOME" / "kak" / "kakrc").write_text(recipe(args) + kakrc)
         self.env = dict(os.environ, **env)
         self.session = f"tether-kak-{os.getpid()}-{next(SESSIONS)}"
         self.tmux = ["tmux", "-L", self.session]
@@ -343,3 +343,52 @@ def test_an_edit_that_arrives_before_kakoune_reported_the_typing_is_applied_twic
     # `alph` (line 2's first four bytes, where `beta` was) replaced, and `beta` replaced too.
     assert kak.text("notes.txt") == "new line\nBETAa\nBETA\ngamma typed\n"
     assert (kak.root / "notes.txt").read_text() == NOTES
+
+
+@pytest.mark.skipif(shutil.which("pylsp") is not None, reason="pylsp is installed here: nothing is missing")
+def test_a_buffer_whose_default_server_is_missing_gets_no_tether(workspace, tmp_path, monkeypatch):
+    """Pins a limit of the recipe: kak-lsp starts a buffer's servers together, and when one of
+    them cannot be started (here the default for Python, pylsp, not installed) it blocks LSP in
+    that buffer and initializes none of them, so tether, appended to the same table, is started
+    but never initialized, and no `tether mcp` can attach (editors/kakoune.md says to remove
+    the defaults you do not have)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "assistant-state"))
+    (workspace / "main.py").write_text("def main():\n    return 1\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    kak = Kakoune(workspace, home, "main.py", "args = ['lsp']")
+    try:
+        servers = kak.ask("%opt{lsp_servers}", context="-buffer main.py")
+        assert "[pylsp]" in servers and "[tether]" in servers, servers
+        kak.wait_until("kak-lsp to try pylsp", lambda: "language server pylsp" in kak.debug())
+        time.sleep(2)  # tether publishes its discovery file within milliseconds when initialized
+        assert not list((kak.runtime / "tether").glob("*.json")), kak.debug()
+    finally:
+        kak.close()
+
+
+def test_without_the_missing_default_the_buffer_gets_tether(workspace, tmp_path, monkeypatch):
+    """The remedy editors/kakoune.md gives: remove the filetype's default servers you do not
+    have (kak-lsp's README: `remove-hooks global lsp-filetype-...`)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "assistant-state"))
+    (workspace / "main.py").write_text("def main():\n    return 1\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    kak = Kakoune(workspace, home, "main.py", "args = ['lsp']", kakrc="remove-hooks global lsp-filetype-python\n")
+    try:
+        servers = kak.ask("%opt{lsp_servers}", context="-buffer main.py")
+        assert "[pylsp]" not in servers and "[tether]" in servers, servers
+        kak.wait_until("tether lsp's discovery file", lambda: list((kak.runtime / "tether").glob("*.json")))
+        assistant = attach_assistant(kak.root, kak.runtime)
+        try:
+            kak.keys("2", "g", "A")
+            kak.type("  # unsaved")
+            kak.keys("Escape")
+            kak.wait_until(
+                "the typed text to reach tether",
+                lambda: "return 1  # unsaved" in text_of_sdk(assistant.call("read_file", path="main.py")),
+            )
+        finally:
+            assistant.close()
+    finally:
+        kak.close()
