@@ -1,8 +1,8 @@
-"""The kakrc block of editors/kakoune.md, run in a real Kakoune (Debian's `kakoune`). kakoune-lsp
-is in no package registry the test machines reach, so this checks only Kakoune's side of the
-recipe: with a stand-in for kak-lsp's `lsp_servers` option and a filetype hook like those of its
-`rc/servers.kak`, the block appends one `[tether]` table after the filetype's own servers, and
-the result is valid TOML however often the hook fires."""
+"""The kakrc block of editors/kakoune.md, run in a real Kakoune (Debian's `kakoune`) without
+kakoune-lsp: with a stand-in for kak-lsp's `lsp_servers` option and a filetype hook like those of
+its `rc/servers.kak`, the block appends one `[tether]` table after the filetype's own servers, and
+the result is valid TOML however often the hook fires. test_kak_lsp.py runs the block with the
+real kak-lsp, where it is installed."""
 
 import os
 import pathlib
