@@ -324,8 +324,8 @@ def test_an_edit_that_arrives_before_kakoune_reported_the_typing_is_applied_twic
             "the typed text to reach tether",
             lambda: "gamma typed" in text_of_sdk(assistant.call("read_file", path="notes.txt")),
         )
-        kak.send("set-option global idle_timeout 1500\n")
-        assert kak.ask("%opt{idle_timeout}") == "1500"
+        kak.send("set-option global idle_timeout 5000\n")
+        assert kak.ask("%opt{idle_timeout}") == "5000"
         kak.keys("g", "g", "i")  # line 1, insert before it
         kak.type("new line")
         kak.keys("Enter", "Escape")
