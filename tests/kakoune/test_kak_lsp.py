@@ -278,8 +278,12 @@ def test_an_edit_to_a_clean_buffer_is_saved_and_kakoune_asks_nothing(kak):
     assert "reload" not in kak.screen(), kak.screen()
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="tether's result says 'not saved (saving is off)' although kak-lsp wrote the file (known defect)",
+)
 def test_under_save_never_kak_lsp_still_writes_a_clean_buffer(kak_save_never):
-    """Pins a difference from the page's first draft: kak-lsp writes every buffer it edits for a
+    """A difference from the page's first draft, and a defect of tether's result: kak-lsp writes every buffer it edits for a
     server whose text matched the file (`apply_text_edits_try_deferred` means hidden buffers, but
     a server's request has no buffer of its own, so every buffer counts as hidden). tether's
     `--save never` cannot stop that, and tether's result, which knows only its own policy, says
@@ -296,14 +300,19 @@ def test_under_save_never_kak_lsp_still_writes_a_clean_buffer(kak_save_never):
         assistant.close()
 
     assert not result.is_error, text_of_sdk(result)
-    assert "not saved (saving is off)" in text_of_sdk(result), text_of_sdk(result)
     assert kak.text("notes.txt") == "alpha\nBETA\ngamma\n"
     assert (kak.root / "notes.txt").read_text() == "alpha\nBETA\ngamma\n", "kak-lsp wrote it"
     assert kak.ask("%val{modified}", context="-buffer notes.txt") == "false"
+    # What a truthful result would not say, since the file on disk has the change.
+    assert "not saved (saving is off)" not in text_of_sdk(result), text_of_sdk(result)
 
 
-def test_an_edit_that_arrives_before_kakoune_reported_the_typing_is_applied_twice(kak):
-    """Pins a defect. kak-lsp checks no version: it converts the edit's positions against the
+@pytest.mark.xfail(
+    strict=True,
+    reason="known defect: with kak-lsp an edit racing unreported typing lands twice (misplaced, then again)",
+)
+def test_an_edit_that_arrives_before_kakoune_reported_the_typing_lands_once(kak):
+    """A defect, asserted as it should end (xfail until fixed). kak-lsp checks no version: it converts the edit's positions against the
     text it last sent, applies it there and answers `applied: true`. Typing Kakoune has not
     reported yet (its idle hooks send `didChange` only after `idle_timeout`, raised here so the
     test can act inside it) shifts the text, so the edit lands at the old position. tether sent
@@ -340,9 +349,10 @@ def test_an_edit_that_arrives_before_kakoune_reported_the_typing_is_applied_twic
     assert "new line" not in before, "the typing was reported before the edit: the test did not act in time"
     assert not result.is_error, text_of_sdk(result)
     assert "applied to the open editor buffer, which has unsaved changes (not saved)" in text_of_sdk(result)
-    # `alph` (line 2's first four bytes, where `beta` was) replaced, and `beta` replaced too.
-    assert kak.text("notes.txt") == "new line\nBETAa\nBETA\ngamma typed\n"
     assert (kak.root / "notes.txt").read_text() == NOTES
+    # Today the buffer ends "new line / BETAa / BETA / gamma typed": `alph` (line 2's first four
+    # bytes, where `beta` was) replaced, and `beta` replaced too. It should end with the edit once.
+    assert kak.text("notes.txt") == "new line\nalpha\nBETA\ngamma typed\n"
 
 
 @pytest.mark.skipif(shutil.which("pylsp") is not None, reason="pylsp is installed here: nothing is missing")
