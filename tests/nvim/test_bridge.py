@@ -78,6 +78,12 @@ def test_killing_neovim_mid_session_falls_back_to_disk(editor, assistant):
 
     editor.proc.kill()
     editor.proc.wait(timeout=PATIENCE)
+    # tether lsp notices the editor is gone when its stdin closes, a moment after the kill; a read
+    # in that moment still gets the last buffer text. Then the attached tether mcp runs on disk.
+    wait_until(
+        "the call to fall back to disk",
+        lambda: "# in the buffer" not in ok(assistant.call("read_file", path="src/main.py")),
+    )
     r = ok(assistant.call("read_file", path="src/main.py"))
     assert "# in the buffer" not in r and "return 1" in r, r
     ok(assistant.call("edit_file", path="src/main.py", old_string="return 1", new_string="return 4"))
