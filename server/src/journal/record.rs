@@ -55,12 +55,7 @@ impl Sink for Recording<'_> {
         let mut files = Vec::new();
         for op in &done.ops {
             // Parent directories the operation created come first, so an undo removes them last.
-            let target = match op {
-                FileOp::Create { path, .. } => Some(path.real()),
-                FileOp::Rename { to, .. } => Some(to.path()),
-                _ => None,
-            };
-            for dir in target.and_then(Path::parent).map(|p| before.missing_parents(p)).unwrap_or_default() {
+            for dir in new_entry(op).and_then(Path::parent).map(|p| before.missing_parents(p)).unwrap_or_default() {
                 if dir.is_dir() && !files.iter().any(|f: &FileRecord| f.path == dir) {
                     let mut r = blank(Op::Mkdir, &dir);
                     r.dir = true;
@@ -94,6 +89,16 @@ impl Sink for Recording<'_> {
 /// The ids an undo's summary names.
 fn undone_ids(summary: &str) -> Vec<String> {
     summary.lines().filter_map(|l| l.strip_prefix(UNDID)?.split_whitespace().next().map(str::to_owned)).collect()
+}
+
+/// The entry `op` puts in place, whose missing parent directories it creates: a create's file,
+/// a rename's destination.
+fn new_entry(op: &FileOp) -> Option<&Path> {
+    match op {
+        FileOp::Create { path, .. } => Some(path.real()),
+        FileOp::Rename { to, .. } => Some(to.path()),
+        _ => None,
+    }
 }
 
 /// A record of `op` on `path` with nothing else known yet.
@@ -317,12 +322,7 @@ impl Before {
                 FileOp::Mkdir { path } if path.real().is_dir() => out.existed.push(path.real().to_owned()),
                 _ => {}
             }
-            let target = match op {
-                FileOp::Create { path, .. } => Some(path.real()),
-                FileOp::Rename { to, .. } => Some(to.path()),
-                _ => None,
-            };
-            let mut dir = target.and_then(Path::parent);
+            let mut dir = new_entry(op).and_then(Path::parent);
             while let Some(d) = dir.filter(|d| fs::symlink_metadata(d).is_err()) {
                 if !out.missing.iter().any(|m| m == d) {
                     out.missing.push(d.to_owned());

@@ -50,16 +50,22 @@ fn display(vfs: &Vfs, real: &Path) -> String {
 
 /// One file or directory of the model: where it is now, and what the undo leaves there.
 struct Slot {
-    /// Where it is before the undo (`None`: nothing is there now).
+    /// Where it is before the undo (`None`: nothing is there now); when something is, it is a
+    /// directory (`dir`) or a file with `now` bytes.
     origin: Option<PathBuf>,
-    /// It exists before the undo: a directory (`dir`), or a file with `now` bytes.
-    existed: bool,
     now: Option<Vec<u8>>,
     /// What the undo leaves: whether it exists, and a file's bytes and permission bits.
     exists: bool,
     bytes: Option<Vec<u8>>,
     mode: Option<u32>,
     dir: bool,
+}
+
+impl Slot {
+    /// Whether something is there before the undo.
+    fn existed(&self) -> bool {
+        self.origin.is_some()
+    }
 }
 
 struct Model<'a> {
@@ -85,7 +91,6 @@ impl Model<'_> {
         };
         self.slots.push(Slot {
             origin: existed.then(|| path.to_owned()),
-            existed,
             now: now.clone(),
             exists: existed,
             bytes: now,
@@ -272,7 +277,7 @@ impl Model<'_> {
         let mut by_path: Vec<(&PathBuf, &Slot)> = self.at.iter().map(|(p, &i)| (p, &self.slots[i])).collect();
         by_path.sort_by(|a, b| a.0.cmp(b.0));
         for (path, slot) in &by_path {
-            if slot.dir && slot.exists && !slot.existed {
+            if slot.dir && slot.exists && !slot.existed() {
                 ops.push(FileOp::Mkdir { path: sandbox(path)? });
             }
         }
@@ -280,7 +285,7 @@ impl Model<'_> {
             if slot.dir {
                 continue;
             }
-            match (slot.existed, slot.exists) {
+            match (slot.existed(), slot.exists) {
                 (true, true) if slot.now != slot.bytes => {
                     let origin = slot.origin.as_deref().unwrap_or(path);
                     let bytes = slot.bytes.clone().unwrap_or_default();
@@ -311,7 +316,7 @@ impl Model<'_> {
         // something in since stays.
         let going = |p: &Path| self.at.get(p).is_some_and(|&i| !self.slots[i].exists);
         let mut gone: Vec<&PathBuf> =
-            by_path.iter().filter(|(_, s)| s.dir && s.existed && !s.exists).map(|(p, _)| *p).collect();
+            by_path.iter().filter(|(_, s)| s.dir && s.existed() && !s.exists).map(|(p, _)| *p).collect();
         gone.retain(|dir| {
             let mut stack = vec![dir.to_path_buf()];
             while let Some(d) = stack.pop() {
