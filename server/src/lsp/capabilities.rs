@@ -33,6 +33,9 @@ pub struct ClientCaps {
     pub language_requests: bool,
     /// `experimental.tether.review`: the client answers `tether/review`.
     pub review: bool,
+    /// `experimental.tether.protocolVersion`: the protocol version the client speaks, when it
+    /// says (clients older than the key do not).
+    pub protocol: Option<u32>,
 }
 
 impl Default for ClientCaps {
@@ -49,6 +52,7 @@ impl Default for ClientCaps {
             editor_context: false,
             language_requests: false,
             review: false,
+            protocol: None,
         }
     }
 }
@@ -61,14 +65,8 @@ impl ClientCaps {
         // Resource operations exist only inside `documentChanges`, so a client announcing them
         // takes `documentChanges` (Neovim 0.11 announces the one and not the other).
         let document_changes = edit.and_then(|e| e.document_changes).unwrap_or(false) || !ops.is_empty();
-        let ours = |name: &str| {
-            caps.experimental
-                .as_ref()
-                .and_then(|e| e.get(protocol::CAPABILITY_KEY))
-                .and_then(|t| t.get(name))
-                .and_then(serde_json::Value::as_bool)
-                .unwrap_or(false)
-        };
+        let tether = caps.experimental.as_ref().and_then(|e| e.get(protocol::CAPABILITY_KEY));
+        let ours = |name: &str| tether.and_then(|t| t.get(name)).and_then(serde_json::Value::as_bool).unwrap_or(false);
         ClientCaps {
             encoding: negotiate_encoding(caps.general.as_ref().and_then(|g| g.position_encodings.as_deref())),
             document_changes,
@@ -80,6 +78,10 @@ impl ClientCaps {
             editor_context: ours(protocol::EDITOR_CONTEXT_CAPABILITY),
             language_requests: ours(protocol::LANGUAGE_REQUESTS_CAPABILITY),
             review: ours(protocol::REVIEW_CAPABILITY),
+            protocol: tether
+                .and_then(|t| t.get(protocol::PROTOCOL_VERSION_CAPABILITY))
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|v| u32::try_from(v).ok()),
         }
     }
 }
@@ -133,7 +135,10 @@ pub fn server_capabilities(caps: &ClientCaps) -> ServerCapabilities {
             file_operations: None,
         }),
         experimental: Some(json!({
-            protocol::CAPABILITY_KEY: { protocol::PROTOCOL_VERSION_CAPABILITY: protocol::PROTOCOL_VERSION },
+            protocol::CAPABILITY_KEY: {
+                protocol::PROTOCOL_VERSION_CAPABILITY: protocol::PROTOCOL_VERSION,
+                protocol::MIN_PROTOCOL_VERSION_CAPABILITY: protocol::MIN_PROTOCOL_VERSION,
+            },
         })),
         ..ServerCapabilities::default()
     }
@@ -166,7 +171,7 @@ mod tests {
             "workspace": {"workspaceEdit": {"documentChanges": true, "resourceOperations": ["rename", "create"]}},
             "window": {"workDoneProgress": true},
             "general": {"positionEncodings": ["utf-8"]},
-            "experimental": {"tether": {"saveDocuments": true, "diagnostics": true, "languageRequests": true}},
+            "experimental": {"tether": {"saveDocuments": true, "diagnostics": true, "languageRequests": true, "protocolVersion": 3}},
         }))
         .expect("caps");
         let c = ClientCaps::new(&caps);
@@ -183,6 +188,7 @@ mod tests {
                 editor_context: false,
                 language_requests: true,
                 review: false,
+                protocol: Some(3),
             }
         );
         // Resource operations imply documentChanges, as in Neovim 0.11's capabilities.

@@ -56,10 +56,19 @@ pub const EDITOR_CONTEXT_CAPABILITY: &str = "editorContext";
 pub const LANGUAGE_REQUESTS_CAPABILITY: &str = "languageRequests";
 /// The client capability, under `experimental.tether`, announcing `tether/review`.
 pub const REVIEW_CAPABILITY: &str = "review";
-/// The server capability, under `experimental.tether`, giving this protocol's version.
+/// The capability, under `experimental.tether`, giving the protocol version a side speaks: the
+/// server's in its capabilities, the client's in its own.
 pub const PROTOCOL_VERSION_CAPABILITY: &str = "protocolVersion";
-/// The version of this protocol, announced in `experimental.tether.protocolVersion`.
+/// The version of this protocol, announced in `experimental.tether.protocolVersion`. It grows
+/// when a command, method or shape is added; what an older peer does not know it never sees.
 pub const PROTOCOL_VERSION: u32 = 3;
+/// The server capability, under `experimental.tether`, giving the oldest protocol version a
+/// client may speak to this server.
+pub const MIN_PROTOCOL_VERSION_CAPABILITY: &str = "minProtocolVersion";
+/// The oldest protocol version this server still serves: every version so far only added, so 1.
+/// A client speaking less is told so at `initialize`, and a client whose server announces a
+/// minimum above its own version stops with a message instead of failing call by call.
+pub const MIN_PROTOCOL_VERSION: u32 = 1;
 
 /// The one argument of `tether.callTool`.
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -35,7 +35,10 @@ async fn initialize_negotiates_encoding_and_announces_commands() {
         assert_eq!(c["executeCommandProvider"]["commands"], json!(["tether.callTool", "tether.listTools"]));
         assert_eq!(c["workspace"]["workspaceFolders"]["changeNotifications"], true);
         assert_eq!(c["experimental"]["tether"]["protocolVersion"], 3);
+        assert_eq!(c["experimental"]["tether"]["minProtocolVersion"], 1);
         assert_eq!(s.init["serverInfo"]["name"], "tether");
+        // The crate's version: the one the VSIX, the Neovim plugin and `tether --version` carry.
+        assert_eq!(s.init["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
         s.shutdown().await;
     }
 }

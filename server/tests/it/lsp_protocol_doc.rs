@@ -59,6 +59,7 @@ fn documented_names_are_the_code_constants() {
         key(protocol::LANGUAGE_REQUESTS_CAPABILITY),
         key(protocol::REVIEW_CAPABILITY),
         key(protocol::PROTOCOL_VERSION_CAPABILITY),
+        key(protocol::MIN_PROTOCOL_VERSION_CAPABILITY),
     ]
     .into();
     assert_eq!(documented("Capabilities"), caps);
@@ -125,10 +126,11 @@ async fn the_server_does_what_the_doc_names() {
     let server_caps: BTreeSet<String> = documented("Capabilities")
         .into_iter()
         .filter_map(|c| c.rsplit('.').next().map(str::to_owned))
-        .filter(|k| k == protocol::PROTOCOL_VERSION_CAPABILITY)
+        .filter(|k| k == protocol::PROTOCOL_VERSION_CAPABILITY || k == protocol::MIN_PROTOCOL_VERSION_CAPABILITY)
         .collect();
     assert_eq!(keys, server_caps);
     assert_eq!(ours[protocol::PROTOCOL_VERSION_CAPABILITY], json!(protocol::PROTOCOL_VERSION));
+    assert_eq!(ours[protocol::MIN_PROTOCOL_VERSION_CAPABILITY], json!(protocol::MIN_PROTOCOL_VERSION));
     // The requests it sends, given the client capability the doc names.
     s.open_from_disk("a.txt");
     let ops = json!({"ops": [{"op": "replace", "path": "a.txt", "old": "alpha", "new": "beta"}]});

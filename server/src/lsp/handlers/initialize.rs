@@ -1,7 +1,7 @@
 //! `initialize`: negotiate capabilities and take the workspace folders as roots.
 
 use tower_lsp::jsonrpc::Result as RpcResult;
-use tower_lsp::lsp_types::{InitializeParams, InitializeResult, ServerInfo};
+use tower_lsp::lsp_types::{ClientInfo, InitializeParams, InitializeResult, ServerInfo};
 
 use crate::lsp::capabilities::{server_capabilities, ClientCaps};
 use std::time::Duration;
@@ -16,6 +16,7 @@ use crate::workspace::Deny;
 /// Records the client's capabilities and roots, and answers the server's capabilities.
 pub(crate) fn handle(shared: &Shared, params: InitializeParams) -> RpcResult<InitializeResult> {
     let caps = ClientCaps::new(&params.capabilities);
+    check_protocol(&caps, params.client_info.as_ref());
     shared.set_caps(caps);
     if let Some(deny) = deny(shared, params.initialization_options.as_ref()) {
         shared.set_deny(deny);
@@ -38,6 +39,21 @@ pub(crate) fn handle(shared: &Shared, params: InitializeParams) -> RpcResult<Ini
             version: Some(env!("CARGO_PKG_VERSION").to_owned()),
         }),
     })
+}
+
+/// Logs the protocol version the client speaks, and warns when it is older than this server
+/// serves (the client then sees no error of its own until a call fails).
+fn check_protocol(caps: &ClientCaps, client: Option<&ClientInfo>) {
+    let name = client.map_or("the client", |c| c.name.as_str());
+    match caps.protocol {
+        Some(v) if v < protocol::MIN_PROTOCOL_VERSION => tracing::warn!(
+            "{name} speaks tether protocol {v}; this tether ({}) serves protocol {} and newer: update the editor's tether plugin",
+            env!("CARGO_PKG_VERSION"),
+            protocol::MIN_PROTOCOL_VERSION
+        ),
+        Some(v) => tracing::info!("{name} speaks tether protocol {v}; this tether speaks {}", protocol::PROTOCOL_VERSION),
+        None => tracing::debug!("{name} announces no tether protocol version"),
+    }
 }
 
 /// `initializationOptions.save` (`"clean"` or `"never"`); another value is logged and ignored.
