@@ -47,6 +47,15 @@
 
 (declare-function grep-mode "grep")
 
+(defconst tether-version "0.1.0"
+  "This package's version: the version of the tether binary it is made for.")
+
+(defconst tether-protocol-version 3
+  "The tether protocol version this package speaks (see editors/protocol.md).")
+
+(defconst tether-min-server-protocol 1
+  "The oldest tether protocol version of a server this package works with.")
+
 (defgroup tether nil
   "Let AI assistants work on your unsaved buffers through tether."
   :group 'tools
@@ -586,7 +595,10 @@ unsaved rather than asking."
            :textDocument (list :synchronization
                                (list :dynamicRegistration :json-false
                                      :didSave t))
-           :experimental (list :tether (list :saveDocuments t))))))
+           :experimental (list :tether
+                               (list :saveDocuments t
+                                     :protocolVersion
+                                     tether-protocol-version))))))
 
 (defun tether--executable ()
   "The tether binary to run, or nil when `tether-executable' names none."
@@ -648,14 +660,49 @@ When it cannot start, ROOT waits for `tether-restart'."
                    (tether--shutdown conn)))
     conn))
 
+(defun tether--incompatible (result)
+  "Why the server that answered `initialize' with RESULT cannot be used, or nil.
+Compares its `experimental.tether' protocol versions with this package's."
+  (let* ((ours (plist-get (plist-get (plist-get result :capabilities)
+                                     :experimental)
+                          :tether))
+         (protocol (plist-get ours :protocolVersion))
+         (minimum (or (plist-get ours :minProtocolVersion) 1))
+         (info (plist-get result :serverInfo))
+         (server (format "%s %s" (or (plist-get info :name) "the server")
+                         (or (plist-get info :version) "(no version)"))))
+    (cond
+     ((not (integerp protocol))
+      (format "%s announces no tether protocol: it is not tether, or a tether older than 0.1.0; install tether %s (cargo install --locked tether-bridge)"
+              server tether-version))
+     ((< protocol tether-min-server-protocol)
+      (format "%s speaks tether protocol %d; this package (%s) needs %d or newer: install tether %s (cargo install --locked tether-bridge)"
+              server protocol tether-version tether-min-server-protocol
+              tether-version))
+     ((> minimum tether-protocol-version)
+      (format "%s serves tether protocol %d and newer; this package (%s) speaks %d: update tether.el to %s's version"
+              server minimum tether-version tether-protocol-version
+              (plist-get info :version))))))
+
 (defun tether--initialized (conn result)
-  "Take RESULT of `initialize', then open the root's buffers on CONN."
+  "Take RESULT of `initialize', then open the root's buffers on CONN.
+A server of an incompatible protocol is stopped, with a message saying why."
   (let* ((capabilities (plist-get result :capabilities))
-         (ours (plist-get (plist-get capabilities :experimental) :tether)))
+         (ours (plist-get (plist-get capabilities :experimental) :tether))
+         (why (tether--incompatible result)))
     (setf (tether--encoding conn)
           (pcase (plist-get capabilities :positionEncoding)
             ("utf-8" 'utf-8) ("utf-32" 'utf-32) (_ 'utf-16)))
-    (setf (tether--protocol conn) (or (plist-get ours :protocolVersion) 0)))
+    (setf (tether--protocol conn) (or (plist-get ours :protocolVersion) 0))
+    (if why
+        (progn
+          (message "tether: %s (%s)" why (tether--executable))
+          (add-to-list 'tether--exited (tether--root conn))
+          (tether--shutdown conn))
+      (tether--ready conn))))
+
+(defun tether--ready (conn)
+  "Say `initialized' to CONN, then open the root's buffers on it."
   (jsonrpc-notify conn :initialized (make-hash-table))
   (setf (tether--state conn) 'ready)
   (dolist (buffer (buffer-list))

@@ -393,3 +393,47 @@ def test_a_dead_server_is_reported_and_tether_restart_brings_it_back(emacs):
     finally:
         assistant.close()
     wait_for_text(emacs, "alpha\nbeta offline\nGAMMA\n")
+
+
+@pytest.mark.parametrize(
+    ("protocol", "minimum", "said"),
+    [
+        ("9", "9", "tether 9.0.0 serves tether protocol 9 and newer; this package (0.1.0) speaks 3"),
+        ("none", "1", "tether 9.0.0 announces no tether protocol: it is not tether, or a tether older than 0.1.0"),
+        ("0", "0", "tether 9.0.0 speaks tether protocol 0; this package (0.1.0) needs 1 or newer"),
+    ],
+)
+def test_an_incompatible_server_is_stopped_with_a_message(tmp_path, protocol, minimum, said):
+    """A tether whose protocol this package cannot speak (tests/fixtures/future_tether.py) is
+    asked to exit after `initialize`, before any document is opened on it, with one message naming
+    the versions and what to update; the project is not retried on every visit."""
+    root = tmp_path / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "notes.txt").write_text(NOTES)
+    log = tmp_path / "methods.log"
+    fake = HERE.parent / "fixtures" / "future_tether.py"
+    script = f"""(progn
+      (require 'tether)
+      (setq tether-executable {json.dumps(str(fake))})
+      (tether-mode 1)
+      (find-file {json.dumps(str(root / "notes.txt"))})
+      (let ((deadline (+ (float-time) 20)))
+        (while (and (< (float-time) deadline) (not tether--exited))
+          (accept-process-output nil 0.1)))
+      (accept-process-output nil 0.5)
+      (princ (format "exited=%S conn=%S\\n" (length tether--exited) tether--conn)))"""
+    env = dict(os.environ, FUTURE_TETHER_PROTOCOL=protocol, FUTURE_TETHER_MIN=minimum, FUTURE_TETHER_LOG=str(log))
+    done = subprocess.run(
+        ["emacs", "-Q", "--batch", "-L", str(EDITORS_EMACS), "--eval", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "exited=1 conn=nil" in done.stdout, (done.stdout, done.stderr)
+    assert said in done.stderr.replace("\n", " "), done.stderr
+    methods = log.read_text().split()
+    assert methods[0] == "initialize", methods
+    assert "initialized" not in methods and "textDocument/didOpen" not in methods, methods
