@@ -1,6 +1,6 @@
 -- tether as a `vim.lsp.Config`, for `vim.lsp.enable("tether")` on Neovim 0.11 and newer.
 --
--- This file is data: it starts nothing and loads nothing. The handlers and the root finder are
+-- This file is data: it starts nothing and loads only the plugin's version constants. The handlers and the root finder are
 -- thin wrappers that load the plugin's modules only when the client needs them, so that the
 -- strict `workspace/applyEdit` handler and `tether/saveDocuments` work even for users who never
 -- call `require("tether").setup()`. The diagnostics that `experimental.tether.diagnostics`
@@ -22,6 +22,8 @@ return {
   capabilities = {
     experimental = {
       tether = {
+        -- The protocol this plugin speaks (`lua/tether/version.lua`, a table of constants).
+        protocolVersion = require("tether.version").protocol,
         saveDocuments = true,
         diagnostics = true,
         editorContext = true,
@@ -32,6 +34,10 @@ return {
     },
   },
   init_options = { save = "clean" },
+  -- Stops a server this plugin cannot work with (the protocol versions), saying why.
+  on_init = function(...)
+    return require("tether.compat").on_init(...)
+  end,
   handlers = {
     ["workspace/applyEdit"] = function(...)
       return require("tether.apply_edit").handler(...)

@@ -10,7 +10,7 @@ vim.api.nvim_create_user_command("Tether", function(cmd)
   require("tether.commands").run(cmd.args)
 end, {
   nargs = "+",
-  desc = "tether: tools, call {tool} {json}, grep {pattern}, status, log, review, history [path], undo [id]",
+  desc = "tether: tools, call {tool} {json}, grep {pattern}, status, log, review, history [path], undo [id], install",
   complete = function(arglead, cmdline)
     return require("tether.commands").complete(arglead, cmdline)
   end,

@@ -1,4 +1,4 @@
--- `:Tether {subcommand}`: tools, call, grep, status, log, review, history, undo.
+-- `:Tether {subcommand}`: tools, call, grep, status, log, review, history, undo, install.
 
 local M = {}
 
@@ -170,7 +170,7 @@ function M.log()
   M.scratch("log", lines)
 end
 
-M.subcommands = { "tools", "call", "grep", "status", "log", "review", "history", "undo" }
+M.subcommands = { "tools", "call", "grep", "status", "log", "review", "history", "undo", "install" }
 
 ---Runs `:Tether` with its arguments.
 ---@param args string
@@ -209,6 +209,8 @@ function M.run(args)
       return fail(("%s; usage: :Tether undo [{id}...]"):format(err))
     end
     require("tether.history").undo_command(ids)
+  elseif sub == "install" then
+    require("tether.install").command()
   else
     fail(("unknown subcommand %q; expected one of: %s"):format(sub, table.concat(M.subcommands, ", ")))
   end

@@ -150,20 +150,35 @@ function M.resolve(opts)
   return vim.tbl_extend("force", vim.deepcopy(M.defaults), opts)
 end
 
----The full path of the `tether` executable, or `nil` and why not.
+---Where the binary in use comes from: the `binary` option, `:Tether install`, or `PATH`.
+---@alias tether.BinarySource "option"|"installed"|"PATH"
+
+---The full path of the `tether` executable, or `nil` and why not. With the default `binary`
+---(`"tether"`), the binary `:Tether install` put in `stdpath("data")/tether/bin` comes first,
+---then `PATH`; any other `binary` is used as it is.
 ---@param binary? string
 ---@return string? path
 ---@return string? reason
+---@return tether.BinarySource? source
 function M.find_binary(binary)
   binary = vim.fn.expand(binary or M.options.binary)
+  if binary == M.defaults.binary then
+    local installed = require("tether.install").path()
+    if vim.fn.executable(installed) == 1 then
+      return installed, nil, "installed"
+    end
+  end
   local path = vim.fn.exepath(binary)
   if path == "" then
     if binary:find("/", 1, true) then
       return nil, ("%s is not an executable file"):format(binary)
     end
+    if binary == M.defaults.binary then
+      return nil, ("tether is not installed (%s) and not on PATH"):format(require("tether.install").path())
+    end
     return nil, ("%s is not on PATH"):format(binary)
   end
-  return path
+  return path, nil, binary == M.defaults.binary and "PATH" or "option"
 end
 
 ---The command that starts the server.
@@ -242,6 +257,7 @@ function M.overrides(options)
     capabilities = {
       experimental = {
         tether = {
+          protocolVersion = require("tether.version").protocol,
           diagnostics = options.diagnostics,
           editorContext = options.editor_context,
           languageRequests = options.language_requests,

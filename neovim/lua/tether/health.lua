@@ -15,13 +15,29 @@ local function user_buffer()
   return nil
 end
 
+---How each source of the binary is named in the report.
+---@type table<tether.BinarySource, string>
+local SOURCES = {
+  option = "the binary option",
+  installed = ":Tether install",
+  PATH = "PATH",
+}
+
 local function check_binary()
   health.start("tether: binary")
   local config = require("tether.config")
-  local path, why = config.find_binary()
+  local install = require("tether.install")
+  local plugin = require("tether.version").version
+  local path, why, source = config.find_binary()
   if not path then
+    local repo = install.repository()
     health.error(("tether binary not found: %s"):format(why), {
-      "Install it: `cargo install --locked --path server` in tether's repository",
+      ("Run :Tether install: it downloads tether %s into %s (or builds it with cargo)"):format(plugin, install.path()),
+      ("Or build it: `cargo install --locked --path %s --root %s`"):format(
+        repo and repo .. "/server" or "server",
+        install.root()
+      ),
+      ("Or from crates.io: `cargo install --locked %s --version %s`"):format(install.crate, plugin),
       'Or point the plugin at it: require("tether").setup({ binary = "/path/to/tether" })',
     })
     return nil
@@ -33,7 +49,31 @@ local function check_binary()
     health.error(("%s --version failed: %s"):format(path, ok and vim.trim(out.stderr or "") or tostring(out)))
     return nil
   end
-  health.ok(("%s (%s)"):format(vim.trim(out.stdout), path))
+  local line = vim.trim(out.stdout)
+  health.ok(("%s (%s, from %s)"):format(line, path, SOURCES[source]))
+  local binary_version = line:match("^tether (%S+)$")
+  if binary_version == plugin then
+    health.ok(("the binary's version matches the plugin's, %s"):format(plugin))
+  else
+    local advice = source == "option"
+        and {
+          ("Point the binary option at tether %s, or remove it to use the one :Tether install puts in %s"):format(
+            plugin,
+            install.path()
+          ),
+        }
+      or {
+        ("Run :Tether install (or your plugin manager's build step) for tether %s"):format(plugin),
+        "Or update the plugin to the binary's version",
+      }
+    health.warn(
+      ("the binary is %s, the plugin %s: versions that differ may not understand each other"):format(
+        binary_version and ("version " .. binary_version) or ("%q"):format(line),
+        plugin
+      ),
+      advice
+    )
+  end
   return path
 end
 
