@@ -62,6 +62,58 @@ H.test("a binary whose status fails or is not JSON: a clear error", function()
   H.truthy(report:find("WARNING not checked: the tether binary could not be run", 1, true), report)
 end)
 
+H.test("the binary's source and version: ok when it matches the plugin, a warning when not", function()
+  local version = require("tether.version").version
+  local install = require("tether.install")
+  local path = vim.fn.tempname() .. "/tether"
+  H.write(path, ('#!/bin/sh\nif [ "$1" = --version ]; then echo "tether %s"; exit 0; fi\necho "{}"\n'):format(version))
+  vim.uv.fs_chmod(path, tonumber("755", 8))
+  require("tether").setup({ binary = path })
+  local report = checkhealth()
+  H.truthy(report:find(("OK tether %s (%s, from the binary option)"):format(version, path), 1, true), report)
+  H.truthy(report:find(("OK the binary's version matches the plugin's, %s"):format(version), 1, true), report)
+  H.truthy(not report:find("versions that differ", 1, true), report)
+  -- An older binary, installed by :Tether install.
+  local old = fake_binary("echo '{}'")
+  vim.fn.mkdir(vim.fs.dirname(install.path()), "p")
+  vim.uv.fs_copyfile(old, install.path())
+  vim.uv.fs_chmod(install.path(), tonumber("755", 8))
+  require("tether").setup({})
+  report = checkhealth()
+  H.truthy(report:find(("OK tether 0.0.0 (%s, from :Tether install)"):format(install.path()), 1, true), report)
+  H.truthy(
+    report:find(
+      ("WARNING the binary is version 0.0.0, the plugin %s: versions that differ may not understand each other"):format(
+        version
+      ),
+      1,
+      true
+    ),
+    report
+  )
+  H.truthy(
+    report:find("Run :Tether install (or your plugin manager's build step) for tether " .. version, 1, true),
+    report
+  )
+  -- Nothing installed and nothing on PATH: :Tether install and cargo are the advice.
+  vim.fn.delete(install.path())
+  local saved = vim.env.PATH
+  vim.env.PATH = vim.fn.tempname()
+  report = checkhealth()
+  vim.env.PATH = saved
+  H.truthy(
+    report:find(
+      ("ERROR tether binary not found: tether is not installed (%s) and not on PATH"):format(install.path()),
+      1,
+      true
+    ),
+    report
+  )
+  H.truthy(report:find("Run :Tether install: it downloads tether " .. version, 1, true), report)
+  H.truthy(report:find("`cargo install --locked --path ", 1, true), report)
+  H.truthy(report:find("`cargo install --locked tether-bridge --version " .. version .. "`", 1, true), report)
+end)
+
 if not H.bin() then
   H.skip("with the binary", "TETHER_BIN is not set")
   H.finish()

@@ -1,0 +1,136 @@
+-- The protocol versions: the client announces its own, and a server whose range leaves the
+-- plugin out is stopped with one message.
+local H = require("helpers")
+local version = require("tether.version")
+
+H.test("the client announces the plugin's protocol version", function()
+  H.eq(3, version.protocol)
+  local base = require("tether.config").base()
+  H.eq(version.protocol, base.capabilities.experimental.tether.protocolVersion, "lsp/tether.lua")
+  require("tether").setup({ binary = "/nonexistent/tether" })
+  local config = require("tether.config").client_config(require("tether.config").options, 0)
+  H.eq(version.protocol, config.capabilities.experimental.tether.protocolVersion, "setup()")
+end)
+
+H.test("the compatibility rules", function()
+  local compat = require("tether.compat")
+  ---@param protocol? integer
+  ---@param min? integer
+  local function check(protocol, min)
+    return compat.incompatible({ experimental = { tether = { protocolVersion = protocol, minProtocolVersion = min } } })
+  end
+  H.eq(nil, check(3, nil), "the same protocol")
+  H.eq(nil, check(7, 2), "a newer server that still accepts protocol 3")
+  H.eq(nil, check(nil, nil), "a server announcing nothing speaks protocol 1")
+  H.eq(nil, compat.incompatible(nil), "no capabilities")
+  H.truthy(check(9, 4), "a server that needs a newer client")
+  H.truthy(check(0, nil), "a server older than the plugin's minimum")
+end)
+
+---A stand-in `tether` in Python: `--version` prints `tether {server_version}`, `lsp` answers
+---`initialize` with these protocol versions, then `shutdown` and `exit`.
+---@param server_version string
+---@param protocol integer
+---@param min integer
+---@return string
+local function fake_server(server_version, protocol, min)
+  local path = vim.fn.tempname() .. "/tether"
+  H.write(
+    path,
+    ([[#!/usr/bin/env python3
+import json, sys
+if sys.argv[1:2] == ["--version"]:
+    print("tether %s")
+    sys.exit(0)
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+def send(msg):
+    body = json.dumps(msg).encode()
+    out.write(b"Content-Length: %%d\r\n\r\n" %% len(body) + body)
+    out.flush()
+while True:
+    length = 0
+    while True:
+        line = inp.readline()
+        if not line:
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    msg = json.loads(inp.read(length))
+    method = msg.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "capabilities": {"experimental": {"tether": {"protocolVersion": %d, "minProtocolVersion": %d}}},
+            "serverInfo": {"name": "tether", "version": "%s"}}})
+    elif method == "shutdown":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+    elif method == "exit":
+        sys.exit(0)
+    elif "id" in msg and method:
+        send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
+]]):format(server_version, protocol, min, server_version)
+  )
+  vim.uv.fs_chmod(path, tonumber("755", 8))
+  return path
+end
+
+---Opens a file with `binary` as the server and returns the error messages shown once no tether
+---client runs any more.
+---@param binary string
+---@return string[]
+local function refused(binary)
+  local errors = {} ---@type string[]
+  local notify = vim.notify
+  vim.notify = function(msg, level) ---@diagnostic disable-line: duplicate-set-field
+    if level == vim.log.levels.ERROR then
+      table.insert(errors, msg)
+    end
+  end
+  local ok, err = pcall(function()
+    require("tether").setup({ binary = binary })
+    local ws = H.workspace({ ["a.txt"] = "a\n" })
+    vim.cmd.edit(vim.fn.fnameescape(ws .. "/a.txt"))
+    H.wait(function()
+      return #errors > 0
+    end, "an error message")
+    H.wait(function()
+      return #vim.lsp.get_clients({ name = "tether" }) == 0
+    end, "no tether client running")
+    vim.cmd("bwipeout!")
+  end)
+  vim.notify = notify
+  if not ok then
+    error(err, 0)
+  end
+  return errors
+end
+
+if vim.fn.executable("python3") == 0 then
+  H.skip("a server out of range is stopped", "no python3")
+  H.finish()
+end
+
+H.test("a server that needs a newer client is stopped, with one message", function()
+  local errors = refused(fake_server("9.0.0", 9, 9))
+  H.eq({
+    "tether: the tether server (tether 9.0.0) needs a newer plugin: it accepts clients of protocol 9 or newer, "
+      .. ("and this plugin (%s) speaks protocol 3; update the plugin, or run :Tether install for the server "):format(
+        version.version
+      )
+      .. "that matches it",
+  }, errors)
+  H.eq({}, vim.api.nvim_get_proc_children(vim.uv.os_getpid()), "processes left running")
+end)
+
+H.test("a server older than the plugin's minimum is stopped, with one message", function()
+  local errors = refused(fake_server("0.0.1", 0, 0))
+  H.eq({
+    ("tether: the tether server (tether 0.0.1) is too old: it speaks protocol 0, and this plugin (%s) needs "):format(
+      version.version
+    ) .. "protocol 1 or newer; run :Tether install (or your plugin manager's build) for the server that matches it",
+  }, errors)
+end)
+
+H.finish()
