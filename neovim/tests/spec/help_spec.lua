@@ -33,6 +33,10 @@ H.test(":help tether opens doc/tether.txt", function()
     "tether-history",
     ":Tether-history",
     ":Tether-undo",
+    ":Tether-install",
+    "tether-binary",
+    "tether-protocol",
+    "tether.install.install()",
   }) do
     local ok, err = pcall(vim.cmd.help, tag)
     H.truthy(ok, ("tag %s: %s"):format(tag, tostring(err)))
