@@ -14,11 +14,14 @@ H.test("the client attaches to a file buffer, rooted at the workspace, in utf-8"
   H.eq(ws, client.root_dir, "root")
   H.eq("utf-8", client.offset_encoding, "position encoding")
   H.eq(3, vim.tbl_get(client.server_capabilities, "experimental", "tether", "protocolVersion"), "protocol version")
-  H.eq(
-    { saveDocuments = true, diagnostics = true, editorContext = true, languageRequests = true, review = true },
-    client.capabilities.experimental.tether,
-    "capabilities announced"
-  )
+  H.eq({
+    protocolVersion = 3,
+    saveDocuments = true,
+    diagnostics = true,
+    editorContext = true,
+    languageRequests = true,
+    review = true,
+  }, client.capabilities.experimental.tether, "capabilities announced")
   H.eq({ save = "clean" }, client.config.init_options, "init_options")
 end)
 

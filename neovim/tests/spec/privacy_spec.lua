@@ -12,10 +12,14 @@ local ws = H.workspace({ ["a.txt"] = "one\n" })
 
 H.test("nothing is announced, and the tools that need it are unsupported", function()
   local bufnr, client = H.open(ws .. "/a.txt")
-  H.eq(
-    { saveDocuments = true, diagnostics = false, editorContext = false, languageRequests = false, review = true },
-    client.capabilities.experimental.tether
-  )
+  H.eq({
+    protocolVersion = 3,
+    saveDocuments = true,
+    diagnostics = false,
+    editorContext = false,
+    languageRequests = false,
+    review = true,
+  }, client.capabilities.experimental.tether)
   for _, call in ipairs({
     { "diagnostics", vim.empty_dict() },
     { "editor_context", vim.empty_dict() },
