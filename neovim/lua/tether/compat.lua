@@ -1,38 +1,57 @@
 -- Whether the server and the plugin can work together, checked once the server has answered
 -- `initialize`. Each side announces its protocol version (`experimental.tether.protocolVersion`,
 -- see `editors/protocol.md`); the server may also announce the oldest client protocol it accepts
--- (`experimental.tether.minProtocolVersion`). A pair that cannot work is stopped at once, with
--- one message saying which side to update, instead of failing later call by call.
+-- (`experimental.tether.minProtocolVersion`, 1 when absent). A pair that cannot work is stopped
+-- at once, with one message naming the binary, both versions and protocols and what to update,
+-- instead of failing later call by call. A compatible server of another version keeps running;
+-- `:checkhealth tether` warns about it.
 
 local version = require("tether.version")
 
 local M = {}
 
 ---Why a server with these capabilities cannot work with this plugin, or `nil` when it can. A
----server that announces no protocol version speaks version 1, and one that announces no minimum
----accepts every client.
+---server that announces no protocol version is not tether, or a tether older than versioning; one
+---that announces no minimum accepts clients from protocol 1 on.
 ---@param capabilities? table The server's capabilities.
 ---@param server_info? {name: string, version?: string}
+---@param binary? string The server's executable, as the message names it.
 ---@return string?
-function M.incompatible(capabilities, server_info)
+function M.incompatible(capabilities, server_info, binary)
   local tether = vim.tbl_get(capabilities or {}, "experimental", "tether") or {}
-  local protocol = tonumber(tether.protocolVersion) or 1
-  local min_client = tonumber(tether.minProtocolVersion) or 0
-  local server = "the tether server"
-  if server_info and server_info.version then
-    server = ("the tether server (%s %s)"):format(server_info.name or "tether", server_info.version)
+  local protocol = tonumber(tether.protocolVersion)
+  local min_client = tonumber(tether.minProtocolVersion) or 1
+  local server = binary or "the server"
+  local plugin = ("this plugin (version %s, protocol %d)"):format(version.version, version.protocol)
+  local install = "run :Tether install (or your plugin manager's build) for the binary that matches the plugin"
+  if not protocol then
+    return ("tether: %s is not tether, or a tether older than 0.1.0: it announces no tether protocol, and %s needs protocol %d or newer; %s"):format(
+      server,
+      plugin,
+      version.min_server_protocol,
+      install
+    )
   end
+  local desc = ("%s (version %s, protocol %d)"):format(
+    server,
+    server_info and server_info.version or "unknown",
+    protocol
+  )
   if min_client > version.protocol then
-    return (
-      "tether: %s needs a newer plugin: it accepts clients of protocol %d or newer, and this plugin "
-      .. "(%s) speaks protocol %d; update the plugin, or run :Tether install for the server that matches it"
-    ):format(server, min_client, version.version, version.protocol)
+    return ("tether: %s needs a newer plugin: it accepts clients of protocol %d or newer, and %s is older; update the plugin, or %s"):format(
+      desc,
+      min_client,
+      plugin,
+      install
+    )
   end
   if protocol < version.min_server_protocol then
-    return (
-      "tether: %s is too old: it speaks protocol %d, and this plugin (%s) needs protocol %d or newer; "
-      .. "run :Tether install (or your plugin manager's build) for the server that matches it"
-    ):format(server, protocol, version.version, version.min_server_protocol)
+    return ("tether: %s is too old for %s, which needs protocol %d or newer; %s"):format(
+      desc,
+      plugin,
+      version.min_server_protocol,
+      install
+    )
   end
   return nil
 end
@@ -41,7 +60,12 @@ end
 ---@param client vim.lsp.Client
 ---@param result lsp.InitializeResult
 function M.on_init(client, result)
-  local err = M.incompatible(result and result.capabilities, result and result.serverInfo)
+  local cmd = client.config and client.config.cmd
+  local binary = type(cmd) == "table" and cmd[1] or nil
+  if binary and not binary:find("/", 1, true) then
+    binary = vim.fn.exepath(binary) ~= "" and vim.fn.exepath(binary) or binary
+  end
+  local err = M.incompatible(result and result.capabilities, result and result.serverInfo, binary)
   if not err then
     return
   end

@@ -120,6 +120,22 @@ local function check_server()
     else
       health.info(("position encoding: %s (utf-8 is cheaper; tether picks it when offered)"):format(enc))
     end
+    local info = client.server_info or {}
+    local plugin = require("tether.version").version
+    if info.version and info.version ~= plugin then
+      health.warn(
+        ("client %d runs tether %s, the plugin is %s: versions that differ may not understand each other"):format(
+          client.id,
+          info.version,
+          plugin
+        ),
+        {
+          ("Run :Tether install (or your plugin manager's build step) for tether %s, then restart Neovim"):format(
+            plugin
+          ),
+        }
+      )
+    end
     local caps = client.server_capabilities or {}
     local proto = vim.tbl_get(caps, "experimental", "tether", "protocolVersion")
     if proto then

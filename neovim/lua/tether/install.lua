@@ -159,13 +159,17 @@ local function download(o, v, target, notify)
   if vim.fn.executable("curl") == 0 then
     return nil, { message = "curl is not on PATH, so the release cannot be downloaded", fallback = true }
   end
-  local base = (o.base_url or vim.env.TETHER_RELEASE_URL or M.default_base_url):gsub("/+$", "")
+  local env = vim.env.TETHER_RELEASE_URL ~= "" and vim.env.TETHER_RELEASE_URL or nil
+  local base = (o.base_url or env or M.default_base_url):gsub("/+$", "")
   local name = ("tether-v%s-%s"):format(v, target)
   local url = ("%s/v%s/%s.tar.gz"):format(base, v, name)
   local bin_dir = vim.fs.dirname(M.path())
   vim.fn.mkdir(bin_dir, "p")
   -- In the binary's folder, so that the final rename stays on one file system.
-  local tmp = assert(vim.uv.fs_mkdtemp(bin_dir .. "/.install-XXXXXX"))
+  local tmp, terr = vim.uv.fs_mkdtemp(bin_dir .. "/.install-XXXXXX")
+  if not tmp then
+    return nil, { message = ("could not make a folder in %s: %s"):format(bin_dir, terr), fallback = false }
+  end
   local function fail(message, fallback)
     vim.fn.delete(tmp, "rf")
     return nil, { message = message, fallback = fallback or false }

@@ -21,8 +21,9 @@ H.test("the compatibility rules", function()
   end
   H.eq(nil, check(3, nil), "the same protocol")
   H.eq(nil, check(7, 2), "a newer server that still accepts protocol 3")
-  H.eq(nil, check(nil, nil), "a server announcing nothing speaks protocol 1")
-  H.eq(nil, compat.incompatible(nil), "no capabilities")
+  H.eq(nil, check(1, nil), "the oldest server the plugin accepts, with no minimum")
+  H.truthy(check(nil, nil), "a server announcing no protocol is not one")
+  H.truthy(compat.incompatible(nil), "no capabilities")
   H.truthy(check(9, 4), "a server that needs a newer client")
   H.truthy(check(0, nil), "a server older than the plugin's minimum")
 end)
@@ -30,10 +31,11 @@ end)
 ---A stand-in `tether` in Python: `--version` prints `tether {server_version}`, `lsp` answers
 ---`initialize` with these protocol versions, then `shutdown` and `exit`.
 ---@param server_version string
----@param protocol integer
----@param min integer
+---@param protocol? integer
+---@param min? integer
 ---@return string
 local function fake_server(server_version, protocol, min)
+  local tether = protocol and vim.json.encode({ protocolVersion = protocol, minProtocolVersion = min }) or "{}"
   local path = vim.fn.tempname() .. "/tether"
   H.write(
     path,
@@ -62,7 +64,7 @@ while True:
     method = msg.get("method")
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {
-            "capabilities": {"experimental": {"tether": {"protocolVersion": %d, "minProtocolVersion": %d}}},
+            "capabilities": {"experimental": {"tether": json.loads(%q)}},
             "serverInfo": {"name": "tether", "version": "%s"}}})
     elif method == "shutdown":
         send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
@@ -70,7 +72,7 @@ while True:
         sys.exit(0)
     elif "id" in msg and method:
         send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
-]]):format(server_version, protocol, min, server_version)
+]]):format(server_version, tether, server_version)
   )
   vim.uv.fs_chmod(path, tonumber("755", 8))
   return path
@@ -112,25 +114,67 @@ if vim.fn.executable("python3") == 0 then
   H.finish()
 end
 
+local install = "run :Tether install (or your plugin manager's build) for the binary that matches the plugin"
+local plugin = ("this plugin (version %s, protocol 3)"):format(version.version)
+
 H.test("a server that needs a newer client is stopped, with one message", function()
-  local errors = refused(fake_server("9.0.0", 9, 9))
+  local bin = fake_server("9.0.0", 9, 9)
+  local errors = refused(bin)
   H.eq({
-    "tether: the tether server (tether 9.0.0) needs a newer plugin: it accepts clients of protocol 9 or newer, "
-      .. ("and this plugin (%s) speaks protocol 3; update the plugin, or run :Tether install for the server "):format(
-        version.version
-      )
-      .. "that matches it",
+    ("tether: %s (version 9.0.0, protocol 9) needs a newer plugin: it accepts clients of protocol 9 or newer, "):format(
+      bin
+    ) .. ("and %s is older; update the plugin, or %s"):format(plugin, install),
   }, errors)
   H.eq({}, vim.api.nvim_get_proc_children(vim.uv.os_getpid()), "processes left running")
 end)
 
 H.test("a server older than the plugin's minimum is stopped, with one message", function()
-  local errors = refused(fake_server("0.0.1", 0, 0))
+  local bin = fake_server("0.0.1", 0)
+  local errors = refused(bin)
   H.eq({
-    ("tether: the tether server (tether 0.0.1) is too old: it speaks protocol 0, and this plugin (%s) needs "):format(
-      version.version
-    ) .. "protocol 1 or newer; run :Tether install (or your plugin manager's build) for the server that matches it",
+    ("tether: %s (version 0.0.1, protocol 0) is too old for %s, which needs protocol 1 or newer; %s"):format(
+      bin,
+      plugin,
+      install
+    ),
   }, errors)
+end)
+
+H.test("a server announcing no tether protocol is stopped, with one message", function()
+  local bin = fake_server("0.0.1")
+  local errors = refused(bin)
+  H.eq({
+    ("tether: %s is not tether, or a tether older than 0.1.0: it announces no tether protocol, "):format(bin)
+      .. ("and %s needs protocol 1 or newer; %s"):format(plugin, install),
+  }, errors)
+end)
+
+H.test("a compatible server of another version keeps running; checkhealth warns", function()
+  local errors = {} ---@type string[]
+  local notify = vim.notify
+  vim.notify = function(msg, level) ---@diagnostic disable-line: duplicate-set-field
+    if level == vim.log.levels.ERROR then
+      table.insert(errors, msg)
+    end
+  end
+  require("tether").setup({ binary = fake_server("0.0.9", 3, 1) })
+  local ws = H.workspace({ ["a.txt"] = "a\n" })
+  local _, client = H.open(ws .. "/a.txt")
+  vim.wait(200)
+  vim.notify = notify
+  H.eq({}, errors, "errors")
+  H.truthy(not client:is_stopped(), "the client was stopped")
+  vim.cmd("checkhealth tether")
+  local report = H.text(0)
+  vim.cmd("bwipeout!")
+  H.truthy(
+    report:find(
+      ("WARNING client %d runs tether 0.0.9, the plugin is %s: versions that differ"):format(client.id, version.version),
+      1,
+      true
+    ),
+    report
+  )
 end)
 
 H.finish()
