@@ -1,6 +1,7 @@
 -- tether as a `vim.lsp.Config`, for `vim.lsp.enable("tether")` on Neovim 0.11 and newer.
 --
--- This file is data: it starts nothing and loads only the plugin's version constants. The handlers and the root finder are
+-- This file is data: it starts nothing and loads only the plugin's version constants and, for
+-- `cmd`, the binary lookup (the binary `:Tether install` put in place, else `tether` on PATH). The handlers and the root finder are
 -- thin wrappers that load the plugin's modules only when the client needs them, so that the
 -- strict `workspace/applyEdit` handler and `tether/saveDocuments` work even for users who never
 -- call `require("tether").setup()`. The diagnostics that `experimental.tether.diagnostics`
@@ -9,7 +10,7 @@
 
 ---@type vim.lsp.Config
 return {
-  cmd = { "tether", "lsp" },
+  cmd = { require("tether.config").find_binary("tether") or "tether", "lsp" },
   -- No `filetypes`: tether serves every file buffer.
   root_markers = { ".git", ".hg", ".jj", ".svn" },
   -- Buffers without a file name get no client (on_dir is not called).
