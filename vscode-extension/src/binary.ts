@@ -1,7 +1,8 @@
 // Finding the `tether` binary. Pure Node code (no `vscode` import) so that unit tests can run it.
 //
 // The lookup order, documented in the README: the `tether.server.path` setting, the binary
-// bundled in the VSIX, then every `tether` on PATH in PATH's order. Each candidate must run and
+// bundled in the VSIX, the binary downloaded for the extension's version (install.ts), then every
+// `tether` on PATH in PATH's order. Each candidate must run and
 // print `tether VERSION` for `--version`; the first that does is used.
 
 import { execFile } from "node:child_process";
@@ -9,7 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 /** Where a candidate binary came from, in lookup order. */
-export type Source = "setting" | "bundled" | "PATH";
+export type Source = "setting" | "bundled" | "downloaded" | "PATH";
 
 /** One place the binary may be. */
 export interface Candidate {
@@ -23,6 +24,8 @@ export interface LookupEnv {
   readonly setting: string;
   /** The extension's folder (the bundled binary is `server/tether` in it). */
   readonly extensionPath: string;
+  /** Where a downloaded binary of the extension's version is (`STORAGE/bin/VERSION/tether`), if anywhere. */
+  readonly downloaded?: string;
   /** The PATH environment variable. */
   readonly envPath: string | undefined;
   readonly platform: NodeJS.Platform;
@@ -81,6 +84,9 @@ export function candidates(env: LookupEnv): Candidate[] {
   const bundled = bundledPath(env.extensionPath, env.platform);
   if (env.isFile(bundled)) {
     add(bundled, "bundled");
+  }
+  if (env.downloaded !== undefined && env.isFile(env.downloaded)) {
+    add(env.downloaded, "downloaded");
   }
   const delimiter = env.platform === "win32" ? ";" : ":";
   const name = binaryName(env.platform);
@@ -184,15 +190,25 @@ export function isFile(p: string): boolean {
   }
 }
 
+/** What the failure message can offer besides the setting. */
+export interface Remedy {
+  /** The extension's version: the binary to install. */
+  readonly version: string;
+  /** Whether a release binary exists for this platform (the "Download" action is offered). */
+  readonly canDownload: boolean;
+}
+
 /** The text of the notification shown when no candidate works: what was tried and how to fix it. */
-export function describeFailure(lookup: Lookup): string {
+export function describeFailure(lookup: Lookup, remedy?: Remedy): string {
   const tried =
     lookup.failures.length === 0
-      ? "no `tether.server.path` setting, no bundled binary, and no `tether` on PATH"
+      ? "no `tether.server.path` setting, no bundled binary, no downloaded binary, and no `tether` on PATH"
       : lookup.failures.map((f) => `${f.candidate.path} (${f.candidate.source}): ${f.reason}`).join("; ");
+  const version = remedy?.version;
+  const cargo = `\`cargo install --locked tether-bridge${version === undefined ? "" : ` --version ${version}`}\``;
   return (
     `tether: no working tether binary found (tried ${tried}). ` +
-    "Install it with `cargo install --locked --path server` from the tether repository, " +
+    (remedy?.canDownload === true ? `Download tether ${remedy.version} (the command "tether: Download Server"), install it with ${cargo}, ` : `Install it with ${cargo}, `) +
     "or set `tether.server.path` to the binary."
   );
 }

@@ -1,4 +1,4 @@
-// The commands: Show Tools, Run Tool, Grep, Restart Server, Show Log, Copy MCP Configuration,
+// The commands: Show Tools, Run Tool, Grep, Restart Server, Download Server, Show Log, Copy MCP Configuration,
 // and the change journal's (journal.ts). Run Tool and Grep take optional arguments so that they
 // can be driven from `executeCommand`.
 
@@ -194,6 +194,7 @@ export function registerCommands(server: TetherServer): vscode.Disposable {
     vscode.commands.registerCommand("tether.runTool", guard(runTool)),
     vscode.commands.registerCommand("tether.grep", guard(grep)),
     vscode.commands.registerCommand("tether.restartServer", guard(() => server.restart())),
+    vscode.commands.registerCommand("tether.installServer", guard(() => server.downloadServer())),
     vscode.commands.registerCommand("tether.showLog", () => {
       server.log.show(true);
     }),

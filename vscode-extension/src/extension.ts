@@ -24,7 +24,8 @@ export function activate(context: vscode.ExtensionContext): TetherApi {
   const log = vscode.window.createOutputChannel("tether");
   const trace = vscode.window.createOutputChannel("tether LSP trace");
   const review = new ReviewController(() => currentSettings().review.timeout ?? REVIEW_TIMEOUT_MS);
-  const server = new TetherServer(context.extensionPath, log, trace, review);
+  const version = (context.extension.packageJSON as { version: string }).version;
+  const server = new TetherServer(context.extensionPath, log, trace, review, context.globalStorageUri.fsPath, version);
   const mcp = new TetherMcpProvider(server);
   const status = createStatusItem(server);
   context.subscriptions.push(

@@ -1,6 +1,7 @@
-// The `tether lsp` client: finds the binary, starts and restarts the language client, answers
-// tether's requests (`tether/saveDocuments`, and those of knowledge.ts), pushes diagnostics to it
-// and counts the changes tether applies.
+// The `tether lsp` client: finds the binary (or downloads the release that matches the extension),
+// starts and restarts the language client, checks that the server speaks a protocol the extension
+// works with, answers tether's requests (`tether/saveDocuments`, and those of knowledge.ts), pushes
+// diagnostics to it and counts the changes tether applies.
 
 import * as os from "node:os";
 
@@ -20,17 +21,21 @@ import {
 } from "vscode-languageclient/node";
 
 import { candidates, describeFailure, findServer, isFile, type Lookup, probeVersion, type Source } from "./binary";
+import { DEFAULT_DOWNLOAD_BASE, installedPath, installServer, releaseTarget } from "./install";
 import {
   CALL_TOOL,
   type CallToolParams,
   type CallToolResult,
   countChange,
   EDITOR_KNOWLEDGE_VERSION,
+  judgeServer,
   LIST_TOOLS,
   type ListToolsResult,
+  PROTOCOL_VERSION,
   SAVE_DOCUMENTS,
   type SaveDocumentsParams,
   type SaveDocumentsResult,
+  serverHello,
   type ToolInfo,
 } from "./protocol";
 import { DiagnosticsForwarder, registerKnowledgeHandlers } from "./knowledge";
@@ -67,13 +72,27 @@ class TetherCapabilities implements StaticFeature {
   constructor(private readonly settings: Settings) {}
   fillClientCapabilities(capabilities: ClientCapabilities): void {
     const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-    capabilities.experimental = { ...experimental, tether: clientCapabilities(this.settings) };
+    capabilities.experimental = {
+      ...experimental,
+      tether: { ...clientCapabilities(this.settings), protocolVersion: PROTOCOL_VERSION },
+    };
   }
   initialize(): void {}
   getState(): FeatureState {
     return { kind: "static" };
   }
   clear(): void {}
+}
+
+/** `tether.server.downloadUrl`: the base URL of the releases (machine scope, so no workspace sets it). */
+export function downloadBase(): string {
+  const v = vscode.workspace.getConfiguration("tether").get<unknown>("server.downloadUrl");
+  return typeof v === "string" && v.trim() !== "" ? v.trim() : DEFAULT_DOWNLOAD_BASE;
+}
+
+/** Whether a release binary exists for this machine. */
+export function canDownload(): boolean {
+  return releaseTarget(process.platform, process.arch) !== undefined;
 }
 
 /** One `tether lsp` for this window, restartable. */
@@ -91,6 +110,9 @@ export class TetherServer implements vscode.Disposable {
   private starting: Promise<void> | undefined;
   private readonly changed = new vscode.EventEmitter<void>();
   private _review: ReviewSetup | undefined;
+  private _problem: string | undefined;
+  private _versionNote: string | undefined;
+  private downloading: Promise<string | undefined> | undefined;
 
   /** Fires when the state, the binary or the change count changes. */
   readonly onDidChange = this.changed.event;
@@ -102,7 +124,31 @@ export class TetherServer implements vscode.Disposable {
     private readonly trace: vscode.OutputChannel,
     /** Shows `tether/review` proposals and answers them. */
     private readonly reviews: ReviewController,
+    /** The extension's global storage folder: downloaded binaries go to `bin/VERSION/tether` in it. */
+    private readonly storage: string,
+    /** The extension's version: the tether release it matches. */
+    readonly extensionVersion: string,
   ) {}
+
+  /** Why the server is not running (not found, incompatible, failed), when it is not. */
+  get problem(): string | undefined {
+    return this._problem;
+  }
+
+  /** Set when the running server is compatible but of another version than the extension's. */
+  get versionNote(): string | undefined {
+    return this._versionNote;
+  }
+
+  /** Where the binary downloaded for this extension's version is (or would be). */
+  get downloadedPath(): string {
+    return installedPath(this.storage, this.extensionVersion);
+  }
+
+  /** The label of the action that downloads the matching binary. */
+  get downloadAction(): string {
+    return `Download tether ${this.extensionVersion}`;
+  }
 
   get state(): ServerState {
     return this._state;
@@ -151,12 +197,13 @@ export class TetherServer implements vscode.Disposable {
     this.changed.fire();
   }
 
-  /** Looks the binary up in the documented order (setting, bundled, PATH). */
+  /** Looks the binary up in the documented order (setting, bundled, downloaded, PATH). */
   async findBinary(settings: Settings = currentSettings()): Promise<Lookup> {
     const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === "file");
     const list = candidates({
       setting: settings.serverPath,
       extensionPath: this.extensionPath,
+      downloaded: this.downloadedPath,
       envPath: process.env.PATH,
       platform: process.platform,
       home: os.homedir(),
@@ -178,6 +225,8 @@ export class TetherServer implements vscode.Disposable {
     if (this.client !== undefined) {
       return;
     }
+    this._problem = undefined;
+    this._versionNote = undefined;
     this.setState("starting");
     const settings = currentSettings();
     this._settings = settings;
@@ -188,10 +237,11 @@ export class TetherServer implements vscode.Disposable {
     }
     if (lookup.found === undefined) {
       this._binary = undefined;
+      const message = describeFailure(lookup, { version: this.extensionVersion, canDownload: canDownload() });
+      this._problem = message;
       this.setState("notFound");
-      const message = describeFailure(lookup);
       this.log.appendLine(`[tether] ${message}`);
-      void this.notify("error", message, "Open Settings", "Show Log");
+      void this.notify("error", message, ...(canDownload() ? [this.downloadAction] : []), "Open Settings", "Show Log");
       return;
     }
     const { candidate, version } = lookup.found;
@@ -252,6 +302,24 @@ export class TetherServer implements vscode.Disposable {
     this.client = client;
     try {
       await client.start();
+      const verdict = judgeServer(serverHello(client.initializeResult), {
+        binary: candidate.path,
+        extensionVersion: this.extensionVersion,
+        canDownload: canDownload(),
+      });
+      if (verdict.kind === "incompatible") {
+        // Never leave running a client that would fail oddly.
+        this.log.appendLine(`[tether] ${verdict.message}`);
+        await this.discard(client);
+        this._problem = verdict.message;
+        this.setState("failed");
+        void this.notify("error", verdict.message, ...(canDownload() ? [this.downloadAction] : []), "Show Log");
+        return;
+      }
+      if (verdict.kind === "versionMismatch") {
+        this._versionNote = verdict.message;
+        this.log.appendLine(`[tether] ${verdict.message}`);
+      }
       this._review = settings.review;
       this.setState("running");
       // A server older than protocol version 3 reads no diagnostics.
@@ -263,10 +331,81 @@ export class TetherServer implements vscode.Disposable {
         forwarder.sendAll();
       }
     } catch (e) {
-      this.log.appendLine(`[tether] the server did not start: ${e instanceof Error ? e.message : String(e)}`);
+      const reason = e instanceof Error ? e.message : String(e);
+      this.log.appendLine(`[tether] the server did not start: ${reason}`);
+      this._problem = `the server did not start: ${reason}`;
       this.setState("failed");
       void this.notify("error", "tether: the server did not start; see the log.", "Show Log");
     }
+  }
+
+  /** Forgets a client and stops it, its listeners first so that its stop changes no state. */
+  private async discard(client: LanguageClient): Promise<void> {
+    if (this.client === client) {
+      this.client = undefined;
+    }
+    for (const d of this.clientListeners.splice(0)) {
+      d.dispose();
+    }
+    try {
+      await client.dispose(5_000);
+    } catch (e) {
+      this.log.appendLine(`[tether] stopping the server: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /**
+   * Downloads the release binary of the extension's version into the global storage, with a
+   * progress notification, then restarts the server (the lookup finds it unless the setting or a
+   * bundled binary comes first). Resolves with the installed path, or undefined after showing
+   * the error.
+   */
+  downloadServer(): Promise<string | undefined> {
+    this.downloading ??= this.doDownload().finally(() => {
+      this.downloading = undefined;
+    });
+    return this.downloading;
+  }
+
+  private async doDownload(): Promise<string | undefined> {
+    const base = downloadBase();
+    const title = `tether: downloading tether ${this.extensionVersion}`;
+    this.log.appendLine(`[tether] downloading tether ${this.extensionVersion} from ${base}`);
+    let installed: string;
+    try {
+      installed = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title, cancellable: false },
+        (progress) => {
+          let last = 0;
+          return installServer({
+            base,
+            version: this.extensionVersion,
+            storage: this.storage,
+            platform: process.platform,
+            arch: process.arch,
+            onProgress: (message, fraction) => {
+              const now = fraction === undefined ? undefined : Math.round(fraction * 100);
+              const increment = now === undefined ? undefined : Math.max(0, now - last);
+              last = now ?? last;
+              progress.report({ message, increment });
+            },
+          });
+        },
+      );
+    } catch (e) {
+      const message = `tether: the download failed: ${e instanceof Error ? e.message : String(e)}`;
+      this.log.appendLine(`[tether] ${message}`);
+      void this.notify("error", message, "Show Log");
+      return undefined;
+    }
+    this.log.appendLine(`[tether] installed ${installed}`);
+    await this.restart();
+    if (this._binary?.path !== installed && this._state === "running") {
+      this.log.appendLine(
+        `[tether] ${installed} is installed, but ${this._binary?.path ?? "another binary"} (${this._binary?.source ?? "?"}) comes first in the lookup order`,
+      );
+    }
+    return installed;
   }
 
   /** Stops the server (and forgets the client). */
@@ -395,7 +534,9 @@ export class TetherServer implements vscode.Disposable {
   private async notify(kind: "error" | "warning", message: string, ...actions: string[]): Promise<void> {
     const show = kind === "error" ? vscode.window.showErrorMessage : vscode.window.showWarningMessage;
     const choice = await show(message, ...actions);
-    if (choice === "Open Settings") {
+    if (choice === this.downloadAction) {
+      await this.downloadServer();
+    } else if (choice === "Open Settings") {
       await vscode.commands.executeCommand("workbench.action.openSettings", "tether.server.path");
     } else if (choice === "Show Log") {
       this.log.show(true);

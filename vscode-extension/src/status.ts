@@ -34,6 +34,12 @@ export function createStatusItem(server: TetherServer): { item: vscode.StatusBar
     if (server.binary !== undefined) {
       lines.push(`${server.binary.path} (tether ${server.binary.version}, ${server.binary.source})`);
     }
+    if (server.problem !== undefined && state !== "running") {
+      lines.push(server.problem);
+    }
+    if (server.versionNote !== undefined && state === "running") {
+      lines.push(`Version mismatch: ${server.versionNote}`);
+    }
     const s = server.settings;
     lines.push(`profile ${s.profile}${s.readOnly ? ", read-only" : ""}, save ${s.save}`);
     lines.push(`${n} ${n === 1 ? "change" : "changes"} applied in this session`);
