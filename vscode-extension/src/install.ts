@@ -214,8 +214,8 @@ export async function installServer(opts: InstallOptions): Promise<string> {
   const urls = releaseUrls(opts.base, opts.version, target);
   const dest = installedPath(opts.storage, opts.version);
   const destDir = path.dirname(dest);
-  const existed = fs.existsSync(destDir);
-  fs.mkdirSync(destDir, { recursive: true });
+  // The first folder this install creates, if any: a failed install removes what it made.
+  const made = fs.mkdirSync(destDir, { recursive: true });
   const tmp = fs.mkdtempSync(path.join(destDir, ".download-"));
   try {
     opts.onProgress?.(`checksum from ${urls.checksum}`);
@@ -258,12 +258,17 @@ export async function installServer(opts: InstallOptions): Promise<string> {
     return dest;
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
-    if (!existed) {
-      // A folder made for an install that failed goes too (rmdir refuses when it holds the binary).
-      try {
-        fs.rmdirSync(destDir);
-      } catch {
-        // The install succeeded, or something else is there.
+    if (made !== undefined) {
+      // rmdir refuses a folder that holds something: the installed binary, or what another put there.
+      for (let dir = destDir; ; dir = path.dirname(dir)) {
+        try {
+          fs.rmdirSync(dir);
+        } catch {
+          break;
+        }
+        if (dir === made || dir === path.dirname(dir)) {
+          break;
+        }
       }
     }
   }

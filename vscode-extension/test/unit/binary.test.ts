@@ -44,6 +44,17 @@ describe("candidates", () => {
     ]);
   });
 
+  it("lists the downloaded binary after the bundled one and before PATH", () => {
+    const downloaded = "/storage/bin/0.1.0/tether";
+    const list = candidates(env({ downloaded, files: ["/ext/server/tether", downloaded, "/usr/bin/tether"] }));
+    assert.deepEqual(list, [
+      { path: "/ext/server/tether", source: "bundled" },
+      { path: downloaded, source: "downloaded" },
+      { path: "/usr/bin/tether", source: "PATH" },
+    ]);
+    assert.deepEqual(candidates(env({ downloaded, envPath: undefined })), [], "not listed when nothing was downloaded");
+  });
+
   it("lists a setting even when no file is there, so that the failure is reported", () => {
     assert.deepEqual(candidates(env({ setting: "/nowhere/tether" })), [{ path: "/nowhere/tether", source: "setting" }]);
   });
@@ -107,7 +118,12 @@ describe("findServer", () => {
     const message = describeFailure(lookup);
     assert.match(message, /\/bad \(setting\): boom; \/good \(bundled\): boom; \/also-good \(PATH\): boom/);
     assert.match(message, /tether\.server\.path/);
-    assert.match(describeFailure({ failures: [] }), /no `tether` on PATH/);
+    assert.match(describeFailure({ failures: [] }), /no downloaded binary, and no `tether` on PATH/);
+    assert.match(describeFailure({ failures: [] }), /`cargo install --locked tether-bridge`/);
+    const offer = describeFailure({ failures: [] }, { version: "0.1.0", canDownload: true });
+    assert.match(offer, /Download tether 0\.1\.0 \(the command "tether: Download Server"\)/);
+    assert.match(offer, /`cargo install --locked tether-bridge --version 0\.1\.0`/);
+    assert.doesNotMatch(describeFailure({ failures: [] }, { version: "0.1.0", canDownload: false }), /Download/);
   });
 });
 
