@@ -19,12 +19,18 @@ export async function run(): Promise<void> {
   if (process.env.TETHER_TEST_SUITE === "bench") {
     // The measurements alone (scripts/run-e2e.mjs --bench).
     mocha.addFile(path.join(__dirname, "bench.test.js"));
+  } else if (process.env.TETHER_TEST_ONLY !== undefined) {
+    // One suite by its file's name (`install`), while working on it.
+    mocha.addFile(path.join(__dirname, `${process.env.TETHER_TEST_ONLY}.test.js`));
   } else {
-    // In this order, in one window: the knowledge suite's TypeScript project comes after the rest.
+    // In this order, in one window: the knowledge suite's TypeScript project comes after the rest
+    // but the install suite's.
     mocha.addFile(path.join(__dirname, "extension.test.js"));
     mocha.addFile(path.join(__dirname, "review.test.js"));
     mocha.addFile(path.join(__dirname, "journal.test.js"));
     mocha.addFile(path.join(__dirname, "knowledge.test.js"));
+    // Last: it moves the bundled binary aside and restarts the server with fakes.
+    mocha.addFile(path.join(__dirname, "install.test.js"));
   }
   // The runner checks the version against the VS Code it started.
   const results = {
