@@ -13,6 +13,7 @@ export const PROVIDER_ID = "tether.mcp";
 export class TetherMcpProvider implements vscode.McpServerDefinitionProvider<vscode.McpStdioServerDefinition> {
   private readonly changed = new vscode.EventEmitter<void>();
   private readonly listeners: vscode.Disposable[];
+  /** The binary last offered, and whether it was incompatible: a change of either changes the definitions. */
   private lastBinary: string | undefined;
 
   readonly onDidChangeMcpServerDefinitions = this.changed.event;
@@ -28,7 +29,7 @@ export class TetherMcpProvider implements vscode.McpServerDefinitionProvider<vsc
         }
       }),
       server.onDidChange(() => {
-        const now = server.binary?.path;
+        const now = `${server.binary?.path ?? ""}|${String(server.incompatible)}`;
         if (now !== this.lastBinary) {
           this.lastBinary = now;
           this.changed.fire();
@@ -39,6 +40,10 @@ export class TetherMcpProvider implements vscode.McpServerDefinitionProvider<vsc
 
   async provideMcpServerDefinitions(): Promise<vscode.McpStdioServerDefinition[]> {
     const settings = currentSettings();
+    if (this.server.incompatible) {
+      // The binary speaks no protocol this extension works with: offer no MCP server with it either.
+      return [];
+    }
     let binary: Binary | undefined = this.server.binary;
     if (binary === undefined) {
       const found = (await this.server.findBinary(settings)).found;

@@ -112,6 +112,7 @@ export class TetherServer implements vscode.Disposable {
   private _review: ReviewSetup | undefined;
   private _problem: string | undefined;
   private _versionNote: string | undefined;
+  private _incompatible = false;
   private downloading: Promise<string | undefined> | undefined;
 
   /** Fires when the state, the binary or the change count changes. */
@@ -133,6 +134,11 @@ export class TetherServer implements vscode.Disposable {
   /** Why the server is not running (not found, incompatible, failed), when it is not. */
   get problem(): string | undefined {
     return this._problem;
+  }
+
+  /** Whether the binary found speaks no protocol the extension works with (so it was stopped). */
+  get incompatible(): boolean {
+    return this._incompatible;
   }
 
   /** Set when the running server is compatible but of another version than the extension's. */
@@ -227,6 +233,7 @@ export class TetherServer implements vscode.Disposable {
     }
     this._problem = undefined;
     this._versionNote = undefined;
+    this._incompatible = false;
     this.setState("starting");
     const settings = currentSettings();
     this._settings = settings;
@@ -312,6 +319,7 @@ export class TetherServer implements vscode.Disposable {
         this.log.appendLine(`[tether] ${verdict.message}`);
         await this.discard(client);
         this._problem = verdict.message;
+        this._incompatible = true;
         this.setState("failed");
         void this.notify("error", verdict.message, ...(canDownload() ? [this.downloadAction] : []), "Show Log");
         return;

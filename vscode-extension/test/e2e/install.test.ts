@@ -22,12 +22,17 @@ const tetherBin = process.env.TETHER_BIN ?? "";
 const expectedSource = process.env.TETHER_TEST_SOURCE === "bundled" ? "bundled" : "setting";
 const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration("tether");
 
-/** A fake `tether`: `--version` says 9.0.0; as `lsp` it answers `initialize` with protocol 9 and minProtocolVersion 9. */
+/**
+ * A fake `tether` that says what OUT.hello says: `--version` prints `tether VERSION`; as `lsp` it
+ * answers `initialize` with that version, protocolVersion and minProtocolVersion, and keeps the
+ * client's experimental capabilities in OUT.client and its pid in OUT.pid.
+ */
 const FAKE_SERVER = String.raw`
 const fs = require("fs");
 const [, , out, ...args] = process.argv;
+const hello = JSON.parse(fs.readFileSync(out + ".hello", "utf8"));
 if (args.includes("--version")) {
-  console.log("tether 9.0.0");
+  console.log("tether " + hello.version);
   process.exit(0);
 }
 fs.writeFileSync(out + ".pid", String(process.pid));
@@ -40,8 +45,8 @@ const handle = (m) => {
   if (m.method === "initialize") {
     fs.writeFileSync(out + ".client", JSON.stringify(m.params.capabilities.experimental ?? null));
     send({ jsonrpc: "2.0", id: m.id, result: {
-      capabilities: { experimental: { tether: { protocolVersion: 9, minProtocolVersion: 9 } } },
-      serverInfo: { name: "tether", version: "9.0.0" },
+      capabilities: { experimental: { tether: { protocolVersion: hello.protocolVersion, minProtocolVersion: hello.minProtocolVersion } } },
+      serverInfo: { name: "tether", version: hello.version },
     } });
   } else if (m.method === "shutdown") {
     send({ jsonrpc: "2.0", id: m.id, result: null });
@@ -195,12 +200,25 @@ describe("downloading tether, and servers the extension cannot speak to", () => 
     }
   });
 
-  it("a server whose protocol the extension cannot speak is stopped and the reason shown", async () => {
+  /** Writes a fake tether that says `hello`; returns its path and where it keeps what it saw. */
+  const fakeServer = (name: string, hello: { version: string; protocolVersion: number; minProtocolVersion: number }): { fake: string; out: string } => {
     const script = path.join(tmp, "fake-server.js");
-    const out = path.join(tmp, "fake");
+    const out = path.join(tmp, name);
     fs.writeFileSync(script, FAKE_SERVER);
-    const fake = path.join(tmp, "fake-tether");
+    fs.writeFileSync(`${out}.hello`, JSON.stringify(hello));
+    const fake = path.join(tmp, `${name}-tether`);
     fs.writeFileSync(fake, `#!/bin/sh\nexec '${process.execPath}' '${script}' '${out}' "$@"\n`, { mode: 0o755 });
+    return { fake, out };
+  };
+
+  /** The status item's tooltip as text. */
+  const tooltip = (): string => {
+    const t = api.status.tooltip;
+    return typeof t === "string" ? t : (t?.value ?? "");
+  };
+
+  it("a server whose protocol the extension cannot speak is stopped and the reason shown", async () => {
+    const { fake, out } = fakeServer("new", { version: "9.0.0", protocolVersion: 9, minProtocolVersion: 9 });
     let old = api.server.languageClient;
     await config().update("server.path", fake, vscode.ConfigurationTarget.Workspace);
     try {
@@ -215,8 +233,9 @@ describe("downloading tether, and servers the extension cannot speak to", () => 
       assert.ok(problem.includes(`${fake} (tether 9.0.0, protocol 9) needs a client of protocol 9 or newer`), problem);
       assert.ok(problem.includes(`this extension (tether ${version}) speaks protocol 3`), problem);
       assert.match(problem, /update the tether extension/);
-      const tooltip = api.status.tooltip;
-      assert.match(typeof tooltip === "string" ? tooltip : (tooltip?.value ?? ""), /needs a client of protocol 9/);
+      assert.match(tooltip(), /needs a client of protocol 9/);
+      assert.ok(api.server.incompatible);
+      assert.deepEqual(await api.mcp.provideMcpServerDefinitions(), [], "no MCP server with that binary either");
       // The extension announced its protocol in initialize.
       const announced = JSON.parse(fs.readFileSync(`${out}.client`, "utf8")) as { tether?: { protocolVersion?: number } };
       assert.equal(announced.tether?.protocolVersion, 3);
@@ -227,6 +246,29 @@ describe("downloading tether, and servers the extension cannot speak to", () => 
       old = api.server.languageClient;
       await config().update("server.path", undefined, vscode.ConfigurationTarget.Workspace);
       await backToNormal(old);
+    }
+  });
+
+  it("a compatible server of another version runs, and the status tooltip says how to get the matching one", async () => {
+    const { fake } = fakeServer("other", { version: "0.2.0", protocolVersion: 4, minProtocolVersion: 1 });
+    let old = api.server.languageClient;
+    await config().update("server.path", fake, vscode.ConfigurationTarget.Workspace);
+    try {
+      await waitFor(
+        "the fake server to run",
+        () => api.server.settings.serverPath === fake && api.server.state === "running" && api.server.languageClient !== old,
+        60_000,
+      );
+      const note = api.server.versionNote ?? "";
+      assert.ok(note.includes(`${fake} is tether 0.2.0 (protocol 4), the extension is tether ${version} (protocol 3)`), note);
+      assert.match(note, /Download Server|cargo install --locked tether-bridge/);
+      assert.ok(tooltip().includes(`Version mismatch: ${note}`), tooltip());
+      assert.ok(!api.server.incompatible);
+    } finally {
+      old = api.server.languageClient;
+      await config().update("server.path", undefined, vscode.ConfigurationTarget.Workspace);
+      await backToNormal(old);
+      assert.equal(api.server.versionNote, undefined);
     }
   });
 });
