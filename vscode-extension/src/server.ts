@@ -292,13 +292,18 @@ export class TetherServer implements vscode.Disposable {
       editorContext: settings.shareEditorContext,
       languageFeatures: settings.shareLanguageFeatures,
     });
+    // Running only once its protocol is checked (after `start`), so that no one calls a server
+    // that is about to be stopped, or sees it running before its version note is known.
+    let checked = false;
     this.clientListeners.push(
       client.onDidChangeState((e) => {
         if (this.client !== client) {
           return;
         }
         if (e.newState === State.Running) {
-          this.setState("running");
+          if (checked) {
+            this.setState("running");
+          }
         } else if (e.newState === State.Starting) {
           this.setState("starting");
         } else {
@@ -329,6 +334,7 @@ export class TetherServer implements vscode.Disposable {
         this.log.appendLine(`[tether] ${verdict.message}`);
       }
       this._review = settings.review;
+      checked = true;
       this.setState("running");
       // A server older than protocol version 3 reads no diagnostics.
       const caps = client.initializeResult?.capabilities as { experimental?: { tether?: { protocolVersion?: unknown } } } | undefined;

@@ -30,7 +30,7 @@ export function createStatusItem(server: TetherServer): { item: vscode.StatusBar
     const state = server.state;
     const n = server.appliedChanges;
     item.text = `${ICONS[state]} tether${state === "running" || n > 0 ? ` $(edit) ${n}` : ""}`;
-    const lines = [`tether lsp: ${WORDS[state]}`];
+    const lines = [`tether lsp: ${server.incompatible ? "stopped, the binary is incompatible" : WORDS[state]}`];
     if (server.binary !== undefined) {
       lines.push(`${server.binary.path} (tether ${server.binary.version}, ${server.binary.source})`);
     }
