@@ -144,3 +144,48 @@ def test_the_release_workflow_packs_with_the_same_script():
     """The archives the installers expect are the ones the release workflow makes."""
     workflow = (ROOT / ".github" / "workflows" / "release.yml").read_text()
     assert 'scripts/package-release "$GITHUB_REF_NAME"' in workflow
+
+
+CHECKED = [
+    "Cargo.toml",
+    "vscode-extension/package.json",
+    "vscode-extension/package-lock.json",
+    "vscode-extension/src/protocol.ts",
+    "neovim/lua/tether/version.lua",
+    "editors/emacs/tether.el",
+    "server/src/lsp/protocol.rs",
+    "scripts/check-versions",
+]
+
+
+def copy_checked(tmp_path) -> pathlib.Path:
+    tree = tmp_path / "repo"
+    for rel in CHECKED:
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_bytes((ROOT / rel).read_bytes())
+    return tree
+
+
+def check_versions(tree, *args):
+    return subprocess.run(["python3", tree / "scripts" / "check-versions", *args], capture_output=True, text=True)
+
+
+def test_check_versions_passes_here_and_names_a_part_that_differs(tmp_path):
+    tree = copy_checked(tmp_path)
+    assert check_versions(tree).returncode == 0
+    version = (tree / "neovim/lua/tether/version.lua")
+    version.write_text(version.read_text().replace('version = "', 'version = "9.', 1))
+    done = check_versions(tree)
+    assert done.returncode == 1
+    assert "neovim/lua/tether/version.lua 9." in done.stderr, done.stderr
+
+
+def test_check_versions_refuses_an_editor_of_another_protocol_and_a_wrong_tag(tmp_path):
+    tree = copy_checked(tmp_path)
+    protocol = tree / "vscode-extension/src/protocol.ts"
+    protocol.write_text(protocol.read_text().replace("export const PROTOCOL_VERSION = ", "export const PROTOCOL_VERSION = 1", 1))
+    done = check_versions(tree)
+    assert done.returncode == 1 and "vscode-extension/src/protocol.ts speaks protocol 13, the server 3" in done.stderr, done.stderr
+    tree = copy_checked(tmp_path / "again")
+    done = check_versions(tree, "--tag", "v9.9.9")
+    assert done.returncode == 1 and "the tag 9.9.9" in done.stderr, done.stderr
