@@ -336,8 +336,14 @@ impl Document {
     ) -> Range<Offset> {
         match range {
             Some((start, end)) => {
-                let start = position_to_offset(&self.rope, start, enc);
-                let end = position_to_offset(&self.rope, end, enc).max(start);
+                // Typing sends an empty range: its one position is converted once.
+                let (start, end) = if start == end {
+                    let at = position_to_offset(&self.rope, start, enc);
+                    (at, at)
+                } else {
+                    let at = position_to_offset(&self.rope, start, enc);
+                    (at, position_to_offset(&self.rope, end, enc).max(at))
+                };
                 self.replace(start..end, text);
                 start..end
             }
@@ -352,7 +358,8 @@ impl Document {
 /// Replaces the bytes in `range` of `rope` (on char boundaries) with `text`: the one place a
 /// byte range becomes the char range ropey edits by.
 pub fn replace_bytes(rope: &mut Rope, range: Range<usize>, text: &str) {
-    let (start, end) = (rope.byte_to_char(range.start), rope.byte_to_char(range.end));
+    let start = rope.byte_to_char(range.start);
+    let end = if range.end == range.start { start } else { rope.byte_to_char(range.end) };
     if start < end {
         rope.remove(start..end);
     }
