@@ -125,34 +125,38 @@ impl Recording<'_> {
         match op {
             FileOp::Edit { path, base, changes } => {
                 let bom: &[u8] = if base.bom { b"\xEF\xBB\xBF" } else { b"" };
-                // Chunk by chunk, never byte by byte: a 20 MiB file is copied twice here.
-                let copy = |out: &mut Vec<u8>, range| {
-                    base.text.chunks(range).for_each(|c| out.extend_from_slice(c.as_bytes()))
-                };
-                let mut old = Vec::with_capacity(bom.len() + base.text.len());
-                old.extend_from_slice(bom);
-                copy(&mut old, 0..base.text.len());
-                let mut new = Vec::with_capacity(old.len());
-                new.extend_from_slice(bom);
+                let len = base.text.len();
+                let chunks = |range| base.text.chunks(range).map(str::as_bytes);
+                // The new text as pieces of the buffer and of the changes: it is materialised only
+                // when the blob store keeps it, and the old text never is (only its hash is kept).
+                let mut pieces: Vec<&[u8]> = vec![bom];
                 let mut reverse = Vec::with_capacity(changes.len());
-                let (mut at, mut removed, mut added) = (0, 0, 0);
+                let (mut at, mut new_len, mut removed, mut added) = (0, bom.len(), 0, 0);
                 for c in changes {
                     let (s, e) = (c.range.start.get(), c.range.end.get());
-                    copy(&mut new, at..s);
+                    pieces.extend(chunks(at..s));
+                    new_len += s - at;
                     let old_text = base.text.slice(s..e).into_owned();
                     removed += lines(old_text.as_bytes());
                     added += lines(c.text.as_bytes());
-                    reverse.push(Hunk { at: new.len(), len: c.text.len(), text: old_text });
-                    new.extend_from_slice(c.text.as_bytes());
+                    reverse.push(Hunk { at: new_len, len: c.text.len(), text: old_text });
+                    pieces.push(c.text.as_bytes());
+                    new_len += c.text.len();
                     at = e;
                 }
-                copy(&mut new, at..base.text.len());
+                pieces.extend(chunks(at..len));
+                new_len += len - at;
                 let mode = fs::metadata(path.real()).ok().map(|m| m.mode() & 0o7777);
                 let mut r = blank(Op::Edit, path.real());
-                r.before = Some(self.side(path.real(), &old, mode, false));
-                r.after = Some(self.side(path.real(), &new, mode, true));
+                let old_hash = hash_pieces(std::iter::once(bom).chain(chunks(0..len)));
+                r.before = Some(Side { hash: old_hash, size: (bom.len() + len) as u64, mode, kept: false });
+                r.after = Some(if new_len as u64 <= KEEP_MAX {
+                    self.side(path.real(), &pieces.concat(), mode, true)
+                } else {
+                    Side { hash: hash_pieces(pieces), size: new_len as u64, mode, kept: false }
+                });
                 if r.after.as_ref().is_some_and(|s| !s.kept) {
-                    r.not_reversible = Some(too_large(new.len()));
+                    r.not_reversible = Some(too_large(new_len));
                 }
                 r.reverse = reverse;
                 r.added = added;
@@ -250,6 +254,28 @@ fn flatten(entries: &[Old]) -> Vec<&Old> {
         out.extend(flatten(&e.entries));
     }
     out
+}
+
+/// BLAKE3 of the concatenated `pieces`, as [`super::hash_of`] gives it, without concatenating
+/// them: small pieces (a rope's leaves) are gathered into 64 KiB blocks first, so that the
+/// hasher works on many of its 1 KiB chunks at once (its SIMD path) rather than on one at a time.
+fn hash_pieces<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> String {
+    const BLOCK: usize = 64 * 1024;
+    let mut hasher = blake3::Hasher::new();
+    let mut block = Vec::with_capacity(BLOCK);
+    for piece in pieces {
+        if block.len() + piece.len() > BLOCK {
+            hasher.update(&block);
+            block.clear();
+        }
+        if piece.len() >= BLOCK {
+            hasher.update(piece);
+        } else {
+            block.extend_from_slice(piece);
+        }
+    }
+    hasher.update(&block);
+    hasher.finalize().to_hex().to_string()
 }
 
 fn too_large(len: usize) -> String {
@@ -420,4 +446,23 @@ fn read_entry(path: &Path, count: &mut usize) -> Old {
             Some(format!("{}: is not a regular file or directory (a symlink or a special file)", path.display()));
     }
     old
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hash_pieces;
+
+    #[test]
+    fn hashing_pieces_is_hashing_their_concatenation() {
+        let text: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let whole = super::super::hash_of(&text);
+        // Cuts below, across and above the 64 KiB block, and empty pieces.
+        for cut in [1, 1000, 65_535, 65_536, 65_537, 200_000] {
+            let pieces: Vec<&[u8]> = text.chunks(cut).flat_map(|c| [&c[..0], c]).collect();
+            assert_eq!(hash_pieces(pieces), whole, "pieces of {cut}");
+        }
+        let uneven = [&text[..10], &text[10..70_000], &text[70_000..70_001], &text[70_001..]];
+        assert_eq!(hash_pieces(uneven), whole);
+        assert_eq!(hash_pieces(std::iter::empty()), super::super::hash_of(b""));
+    }
 }
