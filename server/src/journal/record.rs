@@ -230,18 +230,14 @@ impl Recording<'_> {
         }
     }
 
-    /// A side of `bytes`, kept in the blob store when `keep` and not too large.
+    /// A side of `bytes`, kept in the blob store when `keep` and not too large (the store names
+    /// the blob by the hash, so a kept side is hashed once).
     fn side(&self, real: &Path, bytes: &[u8], mode: Option<u32>, keep: bool) -> Side {
-        let hash = super::hash_of(bytes);
-        let kept = keep
-            && (bytes.len() as u64) <= KEEP_MAX
-            && match self.journal.keep_blob(real, bytes) {
-                Ok(_) => true,
-                Err(e) => {
-                    tracing::warn!("journal: {e}");
-                    false
-                }
-            };
+        let stored = (keep && (bytes.len() as u64) <= KEEP_MAX)
+            .then(|| self.journal.keep_blob(real, bytes))
+            .and_then(|r| r.map_err(|e| tracing::warn!("journal: {e}")).ok());
+        let kept = stored.is_some();
+        let hash = stored.unwrap_or_else(|| super::hash_of(bytes));
         Side { hash, size: bytes.len() as u64, mode, kept }
     }
 }
