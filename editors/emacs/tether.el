@@ -738,10 +738,11 @@ M-x tether-restart starts it again"
       (when (buffer-live-p buffer)
         (with-current-buffer buffer (tether--forget))))
     (when (jsonrpc-running-p conn)
-      ;; Sent without params: tether (tower-lsp) refuses `shutdown' with
-      ;; `"params": null', which is what `jsonrpc-request' would send.  Its
-      ;; answer, under an id jsonrpc.el does not track, is dropped; the first
-      ;; output (that answer) or a moment is let pass before `exit'.
+      ;; Sent without params, as LSP has it (`jsonrpc-request' would send
+      ;; `"params": null', which tether takes too, but a tether older than
+      ;; this package refused).  Its answer, under an id jsonrpc.el does not
+      ;; track, is dropped; the first output (that answer) or a moment is let
+      ;; pass before `exit'.
       (ignore-errors
         (jsonrpc-connection-send conn :id "shutdown" :method :shutdown)
         (accept-process-output (jsonrpc--process conn) 0.5)

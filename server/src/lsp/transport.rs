@@ -62,7 +62,23 @@ impl tower_service::Service<Request> for Service {
     fn call(&mut self, req: Request) -> Self::Future {
         // Called by tower-lsp's read loop, in the order the messages were read.
         let number = self.arrivals.arrive();
-        Numbered { number, arrivals: self.arrivals.clone(), inner: self.inner.call(req) }
+        Numbered { number, arrivals: self.arrivals.clone(), inner: self.inner.call(without_null_params(req)) }
+    }
+}
+
+/// `"params": null` read as no params. JSON-RPC allows only an object or an array there, but
+/// clients send `null` for methods that take none (Emacs's jsonrpc.el for `shutdown` and `exit`),
+/// and tower-lsp refuses it even there ("Unexpected params: null"), after it has already moved to
+/// shutting down, so the client saw an error and `exit` ended the server with status 1.
+fn without_null_params(req: Request) -> Request {
+    if !req.params().is_some_and(serde_json::Value::is_null) {
+        return req;
+    }
+    let (method, id, _) = req.into_parts();
+    let call = Request::build(method);
+    match id {
+        Some(id) => call.id(id).finish(),
+        None => call.finish(),
     }
 }
 

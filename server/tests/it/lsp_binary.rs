@@ -48,6 +48,23 @@ async fn the_binary_serves_logs_and_exits() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_and_exit_with_null_params_end_cleanly() {
+    // Emacs's jsonrpc.el sends `"params": null` for methods without params; tower-lsp alone
+    // answered `shutdown` with "Unexpected params: null" and `exit` then ended with status 1.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut child, stdin, stdout) = spawn_lsp(&[], &[], Stdio::null());
+    let script = editor_script(Strictness::Strict, ChangeOrder::AfterAnswer);
+    let s = Session::connect(stdout, stdin, dir, Init::neovim(), script, true).await;
+    let rx = s.client.send_request_as("shutdown", Some(serde_json::Value::Null));
+    let answer = tokio::time::timeout(PATIENCE, rx).await.expect("answer in time").expect("answer");
+    assert_eq!(answer.get("error"), None, "{answer}");
+    assert_eq!(answer["result"], serde_json::Value::Null, "{answer}");
+    s.client.send(json!({"jsonrpc": "2.0", "method": "exit", "params": null}));
+    let status = tokio::time::timeout(PATIENCE, child.wait()).await.expect("exits in time").expect("status");
+    assert!(status.success(), "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_exits_with_1_when_the_editor_leaves_without_shutdown() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut child, stdin, stdout) = spawn_lsp(&[], &[], Stdio::null());

@@ -218,12 +218,18 @@ impl Client {
 
     /// Sends a request and returns where its response (the whole message) will arrive.
     pub fn send_request(&self, method: &str, params: Value) -> oneshot::Receiver<Value> {
+        // JSON-RPC params are a structured value or absent: `null` means absent here.
+        self.send_request_as(method, (!params.is_null()).then_some(params))
+    }
+
+    /// Sends a request with `params` as given: `None` leaves the member out, `Some(Value::Null)`
+    /// sends `"params": null` (as Emacs's jsonrpc.el does for `shutdown`).
+    pub fn send_request_as(&self, method: &str, params: Option<Value>) -> oneshot::Receiver<Value> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().expect("lock").insert(id, tx);
         let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
-        // JSON-RPC params are a structured value or absent; tower-lsp refuses `null`.
-        if !params.is_null() {
+        if let Some(params) = params {
             msg["params"] = params;
         }
         self.send(msg);
