@@ -10,7 +10,7 @@ use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::{client, lines, now_ms, CallInfo, Changeset, FileRecord, Hunk, Journal, Op, Side};
+use super::{client, hash_pieces, lines, now_ms, CallInfo, Changeset, FileRecord, Hunk, Journal, Op, Side};
 use crate::edit::{EditPlan, FileOp};
 use crate::error::Result;
 use crate::sink::{Applied, Sink};
@@ -252,28 +252,6 @@ fn flatten(entries: &[Old]) -> Vec<&Old> {
     out
 }
 
-/// BLAKE3 of the concatenated `pieces`, as [`super::hash_of`] gives it, without concatenating
-/// them: small pieces (a rope's leaves) are gathered into 64 KiB blocks first, so that the
-/// hasher works on many of its 1 KiB chunks at once (its SIMD path) rather than on one at a time.
-fn hash_pieces<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> String {
-    const BLOCK: usize = 64 * 1024;
-    let mut hasher = blake3::Hasher::new();
-    let mut block = Vec::with_capacity(BLOCK);
-    for piece in pieces {
-        if block.len() + piece.len() > BLOCK {
-            hasher.update(&block);
-            block.clear();
-        }
-        if piece.len() >= BLOCK {
-            hasher.update(piece);
-        } else {
-            block.extend_from_slice(piece);
-        }
-    }
-    hasher.update(&block);
-    hasher.finalize().to_hex().to_string()
-}
-
 fn too_large(len: usize) -> String {
     format!("the file is {len} bytes, more than the journal keeps ({KEEP_MAX} bytes)")
 }
@@ -442,23 +420,4 @@ fn read_entry(path: &Path, count: &mut usize) -> Old {
             Some(format!("{}: is not a regular file or directory (a symlink or a special file)", path.display()));
     }
     old
-}
-
-#[cfg(test)]
-mod tests {
-    use super::hash_pieces;
-
-    #[test]
-    fn hashing_pieces_is_hashing_their_concatenation() {
-        let text: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
-        let whole = super::super::hash_of(&text);
-        // Cuts below, across and above the 64 KiB block, and empty pieces.
-        for cut in [1, 1000, 65_535, 65_536, 65_537, 200_000] {
-            let pieces: Vec<&[u8]> = text.chunks(cut).flat_map(|c| [&c[..0], c]).collect();
-            assert_eq!(hash_pieces(pieces), whole, "pieces of {cut}");
-        }
-        let uneven = [&text[..10], &text[10..70_000], &text[70_000..70_001], &text[70_001..]];
-        assert_eq!(hash_pieces(uneven), whole);
-        assert_eq!(hash_pieces(std::iter::empty()), super::super::hash_of(b""));
-    }
 }

@@ -336,16 +336,11 @@ impl Document {
     ) -> Range<Offset> {
         match range {
             Some((start, end)) => {
+                let from = position_to_offset(&self.rope, start, enc);
                 // Typing sends an empty range: its one position is converted once.
-                let (start, end) = if start == end {
-                    let at = position_to_offset(&self.rope, start, enc);
-                    (at, at)
-                } else {
-                    let at = position_to_offset(&self.rope, start, enc);
-                    (at, position_to_offset(&self.rope, end, enc).max(at))
-                };
-                self.replace(start..end, text);
-                start..end
+                let to = if end == start { from } else { position_to_offset(&self.rope, end, enc).max(from) };
+                self.replace(from..to, text);
+                from..to
             }
             None => {
                 let replaced = Offset::new(0)..Offset::new(self.rope.len_bytes());
