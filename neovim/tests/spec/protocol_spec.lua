@@ -78,11 +78,10 @@ while True:
   return path
 end
 
----Opens a file with `binary` as the server and returns the error messages shown once no tether
----client runs any more.
----@param binary string
----@return string[]
-local function refused(binary)
+---Collects the ERROR messages sent through vim.notify until the returned function restores it.
+---@return string[] errors
+---@return fun() restore
+local function capture_errors()
   local errors = {} ---@type string[]
   local notify = vim.notify
   vim.notify = function(msg, level) ---@diagnostic disable-line: duplicate-set-field
@@ -90,6 +89,17 @@ local function refused(binary)
       table.insert(errors, msg)
     end
   end
+  return errors, function()
+    vim.notify = notify
+  end
+end
+
+---Opens a file with `binary` as the server and returns the error messages shown once no tether
+---client runs any more.
+---@param binary string
+---@return string[]
+local function refused(binary)
+  local errors, restore = capture_errors()
   local ok, err = pcall(function()
     require("tether").setup({ binary = binary })
     local ws = H.workspace({ ["a.txt"] = "a\n" })
@@ -102,7 +112,7 @@ local function refused(binary)
     end, "no tether client running")
     vim.cmd("bwipeout!")
   end)
-  vim.notify = notify
+  restore()
   if not ok then
     error(err, 0)
   end
@@ -150,18 +160,12 @@ H.test("a server announcing no tether protocol is stopped, with one message", fu
 end)
 
 H.test("a compatible server of another version keeps running; checkhealth warns", function()
-  local errors = {} ---@type string[]
-  local notify = vim.notify
-  vim.notify = function(msg, level) ---@diagnostic disable-line: duplicate-set-field
-    if level == vim.log.levels.ERROR then
-      table.insert(errors, msg)
-    end
-  end
+  local errors, restore = capture_errors()
   require("tether").setup({ binary = fake_server("0.0.9", 3, 1) })
   local ws = H.workspace({ ["a.txt"] = "a\n" })
   local _, client = H.open(ws .. "/a.txt")
   vim.wait(200)
-  vim.notify = notify
+  restore()
   H.eq({}, errors, "errors")
   H.truthy(not client:is_stopped(), "the client was stopped")
   vim.cmd("checkhealth tether")
