@@ -166,6 +166,13 @@ local function previous_install()
   return H.read(install.path())
 end
 
+---Checks that a refused install left the previous binary as it was and no temporary folder.
+---@param before string the previous binary's bytes
+local function untouched(before)
+  H.eq(before, H.read(install.path()), "the previous binary")
+  H.eq({}, leftovers(), "temporary folders")
+end
+
 H.test("a wrong checksum is refused: nothing installed, the previous binary untouched", function()
   local before = previous_install()
   without_cargo(function()
@@ -180,8 +187,7 @@ H.test("a wrong checksum is refused: nothing installed, the previous binary unto
     )
     H.eq(want, err)
   end)
-  H.eq(before, H.read(install.path()), "the previous binary")
-  H.eq({}, leftovers(), "temporary folders")
+  untouched(before)
 end)
 
 H.test("a binary that is not the plugin's version is refused", function()
@@ -194,8 +200,7 @@ H.test("a binary that is not the plugin's version is refused", function()
       err
     )
   end)
-  H.eq(before, H.read(install.path()), "the previous binary")
-  H.eq({}, leftovers(), "temporary folders")
+  untouched(before)
 end)
 
 H.test("no release and no cargo: a message naming the cargo commands", function()
@@ -218,8 +223,7 @@ H.test("no release and no cargo: a message naming the cargo commands", function(
       err
     )
   end)
-  H.eq(before, H.read(install.path()), "the previous binary")
-  H.eq({}, leftovers(), "temporary folders")
+  untouched(before)
 end)
 
 H.test("no curl: said clearly", function()
