@@ -163,18 +163,24 @@ mod tests {
     }
 
     proptest::proptest! {
+        // A fixed seed: a CI run must not depend on which inputs a random seed happens to draw.
+        #![proptest_config(proptest::test_runner::Config {
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x7e7e),
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
         /// A change to one line, then a later change to another line (or lines inserted or
         /// removed elsewhere): the undo gives the later change applied to the text before.
         #[test]
         fn the_undo_keeps_any_later_change_to_other_lines(
             n in 3usize..12,
             ours in 0usize..12,
-            theirs in 0usize..12,
+            other in 1usize..12,
             kind in 0u8..3,
             crlf: bool,
         ) {
-            let (ours, theirs) = (ours % n, theirs % n);
-            proptest::prop_assume!(ours != theirs);
+            // `theirs` is another line than `ours` by construction, so no input is rejected.
+            let (ours, theirs) = (ours % n, (ours % n + 1 + other % (n - 1)) % n);
             let br = if crlf { "\r\n" } else { "\n" };
             let lines: Vec<String> = (0..n).map(|i| format!("line {i}{br}")).collect();
             let before: String = lines.concat();

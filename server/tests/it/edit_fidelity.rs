@@ -298,12 +298,55 @@ mod property {
         ]
     }
 
+    /// Shapes the generated file so that `how` and `change` have something to act on in the
+    /// region `first..=last` (a reindent needs an indented line, a dropped blank line a blank line,
+    /// and so on), and returns the region's last line. Every generated case is then a real
+    /// mistake: none is rejected, so the run does not depend on how many inputs a seed rejects.
+    fn shape(lines: &mut Vec<Line>, first: usize, mut last: usize, how: Perturb, change: Change) -> usize {
+        let depth = lines[first].depth;
+        let solid = || Line { depth, accent: false, quotes: false };
+        let insert_solid = |lines: &mut Vec<Line>, last: &mut usize, n: usize| {
+            for _ in 0..n {
+                lines.insert(first + 1, solid());
+            }
+            *last = (*last + n).max(first + n);
+        };
+        match how {
+            Perturb::Reindent if lines[first..=last].iter().all(|l| l.depth.unwrap_or(0) == 0) => {
+                lines[first].depth = Some(1);
+            }
+            Perturb::Decomposed => lines[first].accent = true,
+            Perturb::StraightQuotes => lines[first].quotes = true,
+            Perturb::DropBlankLines if lines[first..=last].iter().all(|l| l.depth.is_some()) => {
+                // A blank line then a solid one right after the first line, inside the region.
+                insert_solid(lines, &mut last, 1);
+                lines.insert(first + 1, Line { depth: None, accent: false, quotes: false });
+                last += 1;
+            }
+            // A one-line region has no line break to write out: give it a second line.
+            Perturb::Escaped if last == first => insert_solid(lines, &mut last, 1),
+            // Four solid lines in a row keep two adjacent lines whatever one change does.
+            Perturb::AddBlankLine => insert_solid(lines, &mut last, 3),
+            _ => {}
+        }
+        if matches!(change, Change::Delete(_)) && lines[first..=last].iter().filter(|l| l.depth.is_some()).count() < 2 {
+            insert_solid(lines, &mut last, 1);
+        }
+        last
+    }
+
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        // A fixed seed: a CI run must not depend on which inputs a random seed happens to draw.
+        #![proptest_config(ProptestConfig {
+            cases: 2000,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x7e7e),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
 
         #[test]
         fn a_tolerated_mistake_applies_as_the_exact_request_does(
-            lines in prop::collection::vec(line(), 3..30),
+            mut lines in prop::collection::vec(line(), 3..30),
             tabs in any::<bool>(),
             start in any::<prop::sample::Index>(),
             len in 1usize..6,
@@ -311,12 +354,15 @@ mod property {
             how in perturbation(),
         ) {
             let unit = if tabs { "\t" } else { "    " };
-            let rendered = render(&lines, unit);
             // The region: whole lines, starting and ending with a non-blank one.
-            let solid: Vec<usize> = (0..rendered.len()).filter(|&i| !rendered[i].is_empty()).collect();
-            prop_assume!(!solid.is_empty());
+            if lines.iter().all(|l| l.depth.is_none()) {
+                lines[0].depth = Some(0);
+            }
+            let solid: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].depth.is_some()).collect();
             let first = solid[start.index(solid.len())];
             let last = *solid.iter().filter(|&&i| i >= first).take(len).last().unwrap_or(&first);
+            let last = shape(&mut lines, first, last, how, change);
+            let rendered = render(&lines, unit);
             let region: Vec<&str> = rendered[first..=last].iter().map(String::as_str).collect();
             let mut edited: Vec<String> = region.iter().map(|l| (*l).to_owned()).collect();
             let pick = |k: usize| {
@@ -334,9 +380,7 @@ mod property {
                     edited.insert(i + 1, format!("{indent}inserted_{k}();"));
                 }
                 Change::Delete(k) => {
-                    let i = pick(k);
-                    prop_assume!(region.iter().filter(|l| !l.is_empty()).count() > 1);
-                    edited.remove(i);
+                    edited.remove(pick(k));
                 }
             }
             let file = format!("{}\n", rendered.join("\n"));
@@ -348,14 +392,14 @@ mod property {
             let (bad_old, bad_new) = match how {
                 Perturb::AddBlankLine => {
                     let pair = add_blank_line(&old, &new);
-                    prop_assume!(pair.is_some());
+                    prop_assert!(pair.is_some(), "shape() leaves two adjacent kept lines: old {:?} new {:?}", old, new);
                     pair.unwrap_or_default()
                 }
                 _ => (perturb(&old, how, unit), perturb(&new, how, unit)),
             };
             // A mistake that leaves `old_string` as it was is no mistake: the exact level takes it
             // and `new_string` is written as sent.
-            prop_assume!(bad_old != old);
+            prop_assert_ne!(&bad_old, &old, "shape() gives {:?} something to change", how);
             let got = replace(&file, &bad_old, &bad_new, false);
             let got = got.map_err(|m| TestCaseError::fail(format!("{how:?} refused: {}\nold {bad_old:?}", m.to_error("f", "old").message())))?;
             prop_assert_eq!(apply_changes(&file, &got.changes), want, "{:?} at {}: old {:?} new {:?}", how, got.strategy.name, bad_old, bad_new);
