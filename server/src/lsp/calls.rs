@@ -32,11 +32,11 @@ pub(crate) enum Caller {
 }
 
 /// Counts a call as answered when dropped.
-struct Answered<'a>(&'a Shared);
+struct Answered;
 
-impl Drop for Answered<'_> {
+impl Drop for Answered {
     fn drop(&mut self) {
-        self.0.answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        crate::mcp::memory::note_activity();
     }
 }
 
@@ -55,7 +55,7 @@ impl Shared {
         client: String,
     ) -> Result<CallResult, CallError> {
         // Counted when answered, whichever way: the server gives back memory once none came for a while.
-        let _answered = Answered(self);
+        let _answered = Answered;
         let limits = &self.options.limits;
         let _turn = match tokio::time::timeout(limits.queue_timeout, self.calls.turn()).await {
             Ok(Ok(permit)) => permit,

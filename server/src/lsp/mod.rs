@@ -36,15 +36,12 @@ mod store;
 mod track;
 mod transport;
 
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp::{ClientSocket, LspService};
 
-use self::shared::Shared;
-use crate::mcp::{memory, IDLE_RELEASE};
+use crate::mcp::memory;
 
 pub use capabilities::{negotiate_encoding, ClientCaps};
 pub use options::{Limits, Options, ProfileLookup, SavePolicy};
@@ -92,7 +89,9 @@ pub fn run_stdio(options: Options, log_level: Option<&str>) -> anyhow::Result<bo
         forward.connect(service.inner().client().clone());
         let backend = service.inner().clone_handle();
         let shared = backend.shared();
-        tokio::spawn(release_memory_when_idle(shared.clone()));
+        // A large call's buffers, and glibc's thresholds raised by them, would otherwise keep
+        // the memory of the largest call for as long as the editor runs.
+        tokio::spawn(memory::release_when_idle());
         let bridge = async move {
             if with_bridge {
                 bridge::serve(shared).await;
@@ -100,7 +99,7 @@ pub fn run_stdio(options: Options, log_level: Option<&str>) -> anyhow::Result<bo
                 std::future::pending::<()>().await;
             }
         };
-        let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
+        let (stdin, stdout) = (tokio::io::stdin(), memory::Watched(tokio::io::stdout()));
         // Leaving this select drops the bridge future, which removes the socket and the file.
         tokio::select! {
             () = transport::serve_until_exit(stdin, stdout, service, socket, CONCURRENCY_LEVEL) => {}
@@ -112,25 +111,6 @@ pub fn run_stdio(options: Options, log_level: Option<&str>) -> anyhow::Result<bo
     // A tool still running when the editor leaves must not keep the process alive.
     rt.shutdown_timeout(Duration::from_secs(1));
     Ok(clean)
-}
-
-/// Returns free memory to the system whenever no tool call has been answered for
-/// [`IDLE_RELEASE`] since the last one (see [`crate::mcp::memory`]): a large call's buffers, and
-/// glibc's thresholds raised by them, otherwise keep the memory of the largest call for as long
-/// as the editor runs. Runs until the runtime stops.
-async fn release_memory_when_idle(shared: Arc<Shared>) {
-    let mut seen = shared.answered.load(Ordering::Relaxed);
-    let mut released = true;
-    loop {
-        tokio::time::sleep(IDLE_RELEASE).await;
-        let now = shared.answered.load(Ordering::Relaxed);
-        if now != seen {
-            (seen, released) = (now, false);
-        } else if !released {
-            memory::release_free_memory();
-            released = true;
-        }
-    }
 }
 
 /// Resolves when the process is asked to stop (SIGTERM or SIGINT), naming the signal.

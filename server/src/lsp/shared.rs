@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tower_lsp::jsonrpc;
@@ -49,8 +49,6 @@ pub(crate) struct Shared {
     review: Mutex<super::review::Settings>,
     /// Whether `shutdown` was received.
     shut_down: AtomicBool,
-    /// Tool calls answered so far, so that an idle server can give back memory.
-    pub answered: AtomicU64,
     /// The workspace folders' paths as the editor named them, and the workspace over them
     /// (`None` while the editor has opened no folder).
     roots: Mutex<(Vec<PathBuf>, Option<Arc<Workspace>>)>,
@@ -79,7 +77,6 @@ impl Shared {
             deny: OnceLock::new(),
             review: Mutex::default(),
             shut_down: AtomicBool::new(false),
-            answered: AtomicU64::new(0),
             roots: Mutex::new((Vec::new(), None)),
             roots_changed: tokio::sync::watch::channel(Vec::new()).0,
             profiles: Mutex::new(HashMap::new()),

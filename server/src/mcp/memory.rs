@@ -63,3 +63,76 @@ pub fn release_free_memory() {
         libc::malloc_trim(0);
     }
 }
+
+/// Everything a server did that may have freed large buffers: calls answered, messages written.
+static ACTIVITY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Counts something done that may have freed large buffers (a call answered, a message written),
+/// which puts off [`release_when_idle`]'s next release.
+pub fn note_activity() {
+    ACTIVITY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// How long a server waits without activity before it returns free memory: 2 s, or
+/// `TETHER_IDLE_RELEASE_MS` (tests set it to hold the release off, or to bring it on sooner).
+pub fn idle_release() -> std::time::Duration {
+    std::env::var("TETHER_IDLE_RELEASE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(std::time::Duration::from_secs(2), std::time::Duration::from_millis)
+}
+
+/// Returns free memory to the system once nothing was done ([`note_activity`]) for a whole
+/// [`idle_release`] period since the last activity, and again after any later activity: a reply
+/// still being written when a release ran (a slow reader) is counted when its write ends, so the
+/// memory it frees afterwards is released too. Runs until the runtime stops.
+pub async fn release_when_idle() {
+    use std::sync::atomic::Ordering;
+    let period = idle_release();
+    let mut seen = ACTIVITY.load(Ordering::Relaxed);
+    let mut released = true;
+    loop {
+        tokio::time::sleep(period).await;
+        let now = ACTIVITY.load(Ordering::Relaxed);
+        if now != seen {
+            (seen, released) = (now, false);
+        } else if !released {
+            release_free_memory();
+            tracing::debug!("idle: returned free memory to the system");
+            released = true;
+        }
+    }
+}
+
+/// A writer that counts each completed write as activity ([`note_activity`]): the output of a
+/// server whose protocol library writes it directly (tower-lsp on stdout).
+#[derive(Debug)]
+pub struct Watched<W>(pub W);
+
+impl<W: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Watched<W> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let poll = std::pin::Pin::new(&mut self.0).poll_write(cx, buf);
+        if poll.is_ready() {
+            note_activity();
+        }
+        poll
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}

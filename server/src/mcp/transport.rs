@@ -292,7 +292,10 @@ async fn write_line<W: AsyncWrite + Unpin>(write: Arc<Mutex<Option<W>>>, line: j
     for piece in &line.0 {
         w.write_all(piece).await?;
     }
-    w.flush().await
+    let flushed = w.flush().await;
+    // Written: the memory the line held may be returned once the server is idle.
+    super::memory::note_activity();
+    flushed
 }
 
 impl<Role, R, W> LineTransport<Role, R, W>
