@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::config::{Cancel, Config};
 use crate::journal::{client, CallInfo, Journal, Recording};
 use crate::profiles::{self, CallError, Profile};
-use crate::sink::DiskSink;
+use crate::sink::{self, DiskSink};
 use crate::tools::Context;
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
@@ -368,14 +368,14 @@ fn call(args: CallArgs) -> ExitCode {
             Err(e) => return fail(format_args!("--workspace: profile `{}` cannot choose one: {e}", profile.name())),
         }
     }
-    let journal = config.journal.as_ref().map(|settings| Journal::open(settings, vfs.workspace().roots()));
-    let outcome = match journal {
-        Some(journal) => {
-            let info = CallInfo::new(&args.tool, profile.name(), client::CLI, &json);
-            profile.call(&ctx, &Recording::new(&DiskSink, journal, info), &args.tool, json)
+    let info = CallInfo::new(&args.tool, profile.name(), client::CLI, &json);
+    let outcome = sink::on_fresh_text(&DiskSink, |sink| match &config.journal {
+        Some(settings) => {
+            let journal = Journal::open(settings, vfs.workspace().roots());
+            profile.call(&ctx, &Recording::new(sink, journal, info.clone()), &args.tool, json.clone())
         }
-        None => profile.call(&ctx, &DiskSink, &args.tool, json),
-    };
+        None => profile.call(&ctx, sink, &args.tool, json.clone()),
+    });
     match outcome {
         Ok(result) => {
             print(&result.text);
@@ -528,9 +528,12 @@ fn run_standard(serve: &ServeArgs, tool: &str, json: Value, show: impl Fn(&Value
     };
     let vfs = Vfs::disk(Arc::new(ws));
     let ctx = Context { vfs: &vfs, config: &config, cancel: &Cancel::default(), editor: None };
-    let journal = Journal::open(&settings, vfs.workspace().roots());
     let info = CallInfo::new(tool, "standard", client::CLI, &json);
-    match profiles::Standard.call(&ctx, &Recording::new(&DiskSink, journal, info), tool, json) {
+    let outcome = sink::on_fresh_text(&DiskSink, |sink| {
+        let journal = Journal::open(&settings, vfs.workspace().roots());
+        profiles::Standard.call(&ctx, &Recording::new(sink, journal, info.clone()), tool, json.clone())
+    });
+    match outcome {
         Ok(r) if r.is_error => {
             print(&r.text);
             ExitCode::from(1)

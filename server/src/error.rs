@@ -115,6 +115,10 @@ pub struct Error {
     kind: ErrorKind,
     message: String,
     path: Option<String>,
+    /// For a `conflict` because a file changed between the tool's read and the write, which
+    /// running the tool again on the newer text can resolve: the file's real path (see
+    /// [`Error::stale`]).
+    stale: Option<std::path::PathBuf>,
 }
 
 /// The core result type.
@@ -123,7 +127,26 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// An error of `kind` with `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error { kind, message: message.into(), path: None }
+        Error { kind, message: message.into(), path: None, stale: None }
+    }
+
+    /// A `conflict` on `path` (as the user gave it; `real` is the file it names): the file
+    /// changed after the tool read it and before its change was written, so nothing was written.
+    /// Frontends run such a call again on the newer text, where the change still applies when
+    /// nothing it touches changed.
+    pub fn stale(path: &str, real: &std::path::Path, message: impl Into<String>) -> Error {
+        Error {
+            kind: ErrorKind::Conflict,
+            message: message.into(),
+            path: Some(path.to_owned()),
+            stale: Some(real.to_owned()),
+        }
+    }
+
+    /// The real path of a [`Error::stale`] conflict's file: a new run on the newer text may
+    /// resolve it.
+    pub fn stale_path(&self) -> Option<&std::path::Path> {
+        self.stale.as_deref()
     }
 
     /// Attaches the path (as the user wrote it) that the error concerns.

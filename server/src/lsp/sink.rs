@@ -115,6 +115,15 @@ impl EditorSink {
         }
     }
 
+    /// `e`, from the disk part of a plan; a file changed on disk since the tool read it (another
+    /// process wrote it) is a conflict that a retry on a fresh snapshot can resolve.
+    fn disk_failed(&self, e: Error) -> Error {
+        if e.stale_path().is_some() {
+            self.delivery_state().retry = true;
+        }
+        e
+    }
+
     /// A `conflict` that a retry on a fresh snapshot can resolve.
     fn stale(&self, path: &SandboxPath, why: &str) -> Error {
         self.delivery_state().retry = true;
@@ -449,14 +458,18 @@ impl EditorSink {
         let steps = self.route(plan, &caps)?;
         let editor: Vec<&EditorOp> = steps.iter().flatten().collect();
         if editor.is_empty() {
-            return self.shared.options.disk.apply(vfs, plan);
+            return self.shared.options.disk.apply(vfs, plan).map_err(|e| self.disk_failed(e));
         }
         let disk_plan = EditPlan {
             ops: plan.ops.iter().zip(&steps).filter(|(_, s)| s.is_none()).map(|(op, _)| op.clone()).collect(),
         };
         // The disk part first, kept pending: taking it back is exact, while an editor's edit
         // that landed can only be reverted by another edit.
-        let pending = if disk_plan.is_empty() { None } else { Some(self.shared.options.disk.begin(vfs, &disk_plan)?) };
+        let pending = if disk_plan.is_empty() {
+            None
+        } else {
+            Some(self.shared.options.disk.begin(vfs, &disk_plan).map_err(|e| self.disk_failed(e))?)
+        };
         let landings = match self.handle.block_on(self.apply_in_editor(&caps, &editor)) {
             Ok(landings) => landings,
             Err(e) => {

@@ -21,7 +21,6 @@ use std::future::Future;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -110,14 +109,14 @@ pub async fn run_local(vfs: Vfs, sink: Arc<dyn Sink>, call: ToolCall) -> Result<
     let fallback = profile.clone();
     let run = move || {
         let ctx = Context { vfs: &vfs, config: &config, cancel: &cancel, editor: None };
-        match config.journal.as_ref().filter(|_| !read_only) {
+        let info = CallInfo::new(&name, profile.name(), &client, &args);
+        crate::sink::on_fresh_text(sink.as_ref(), |sink| match config.journal.as_ref().filter(|_| !read_only) {
             Some(settings) => {
                 let journal = Journal::open(settings, vfs.workspace().roots());
-                let info = CallInfo::new(&name, profile.name(), &client, &args);
-                profile.call(&ctx, &Recording::new(sink.as_ref(), journal, info), &name, args)
+                profile.call(&ctx, &Recording::new(sink, journal, info.clone()), &name, args.clone())
             }
-            None => profile.call(&ctx, sink.as_ref(), &name, args),
-        }
+            None => profile.call(&ctx, sink, &name, args.clone()),
+        })
     };
     let outcome = if quick {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).map_err(|_| "the tool panicked")
@@ -200,12 +199,7 @@ struct Inner {
     tools: Vec<ToolInfo>,
     /// The tool list as MCP sends it, built once: it depends only on profile and mode.
     mcp_tools: Vec<McpTool>,
-    /// Tool calls answered so far; what the idle watch looks at.
-    answered: AtomicU64,
 }
-
-/// How long `tether mcp` on stdio waits without a call before it returns free memory.
-pub const IDLE_RELEASE: Duration = Duration::from_secs(2);
 
 /// How often a long tool call reports progress when the client asked for it.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(500);
@@ -216,7 +210,7 @@ impl McpServer {
         let profile = profile.into();
         let tools = profile.tools(&config);
         let mcp_tools = tools.iter().map(to_mcp_tool).collect();
-        McpServer { inner: Arc::new(Inner { profile, config, host, tools, mcp_tools, answered: AtomicU64::new(0) }) }
+        McpServer { inner: Arc::new(Inner { profile, config, host, tools, mcp_tools }) }
     }
 
     /// Serves MCP over `transport` until the client goes away.
@@ -229,23 +223,6 @@ impl McpServer {
         let reason = running.waiting().await?;
         tracing::debug!(?reason, "mcp session ended");
         Ok(())
-    }
-
-    /// Returns free memory to the system whenever no tool call has been answered for
-    /// [`IDLE_RELEASE`] since the last one (see [`memory`]). Runs until the runtime stops.
-    async fn release_memory_when_idle(self) {
-        let mut seen = self.inner.answered.load(Ordering::Relaxed);
-        let mut released = true;
-        loop {
-            tokio::time::sleep(IDLE_RELEASE).await;
-            let now = self.inner.answered.load(Ordering::Relaxed);
-            if now != seen {
-                (seen, released) = (now, false);
-            } else if !released {
-                memory::release_free_memory();
-                released = true;
-            }
-        }
     }
 
     fn tool_list(&self) -> Vec<McpTool> {
@@ -420,7 +397,7 @@ impl ServerHandler for McpServer {
         if let Some(p) = progress {
             p.abort();
         }
-        self.inner.answered.fetch_add(1, Ordering::Relaxed);
+        memory::note_activity();
         match result {
             Ok(Answer::Made(r)) => Ok(to_mcp_result(r).into()),
             Ok(Answer::Forwarded(r)) => Ok(r.into()),
@@ -507,7 +484,7 @@ pub fn run_stdio(
             None => Arc::new(disk),
         };
         let server = McpServer::new(profile, config, host);
-        tokio::spawn(server.clone().release_memory_when_idle());
+        tokio::spawn(memory::release_when_idle());
         widen_stdio_pipes();
         let (read, write) = rmcp::transport::stdio_pipes();
         server.serve(LineTransport::new(read, write)).await

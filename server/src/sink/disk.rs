@@ -37,6 +37,7 @@
 
 mod claims;
 mod files;
+mod locks;
 
 use std::fs;
 use std::io;
@@ -45,6 +46,7 @@ use std::path::{Path, PathBuf};
 
 use self::claims::Claim;
 use self::files::{parent, Owner};
+use self::locks::FileLocks;
 use super::{Applied, Destination, Sink, TwoPhaseSink};
 use crate::edit::{Base, EditPlan, FileOp, TextChange};
 use crate::error::{Error, ErrorKind, Result};
@@ -70,11 +72,12 @@ impl TwoPhaseSink for DiskSink {
     /// [`Pending`] change; dropping it rolls it back. Unlike [`crate::sink::apply`], this does no
     /// read-only or plan checks: the caller made them for the whole change.
     fn begin(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Pending> {
-        let claim = Claim::new(plan.ops.iter().flat_map(claimed).collect());
+        let (claim, locks) = exclude_others(plan)?;
         let mut tx = Transaction {
             roots: vfs.workspace().roots().to_vec(),
             undo: Vec::new(),
             cleanup: Vec::new(),
+            _locks: locks,
             _claim: claim,
         };
         for op in &plan.ops {
@@ -84,6 +87,74 @@ impl TwoPhaseSink for DiskSink {
         }
         let files = plan.ops.iter().map(|op| (op.path().given().to_owned(), Destination::Disk)).collect();
         Ok(Pending { tx: Some(tx), applied: Applied { files, unversioned: false, reviewed: None } })
+    }
+}
+
+thread_local! {
+    /// The real paths this thread holds with [`hold`] while it runs a call again.
+    static HELD: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Claims `plan`'s paths against this process's other changes, then locks them against other
+/// processes' (the claim makes the threads of one process take the file locks one at a time).
+/// Paths this thread already [`hold`]s are not taken again; while it holds any, the others are
+/// only tried, since waiting for them while holding could deadlock with a change that holds them
+/// and waits for ours: a path found busy is then a stale conflict, and the call runs again.
+fn exclude_others(plan: &EditPlan) -> Result<(Claim, FileLocks)> {
+    let mut paths: Vec<PathBuf> = plan.ops.iter().flat_map(claimed).collect();
+    let held = HELD.with(|h| h.borrow().clone());
+    if held.is_empty() {
+        let claim = Claim::new(paths.clone());
+        return Ok((claim, FileLocks::acquire(&paths)));
+    }
+    paths.retain(|p| !held.contains(p));
+    let busy = |real: &Path| {
+        let given = plan
+            .ops
+            .iter()
+            .find(|op| claimed(op).iter().any(|p| p == real))
+            .map_or_else(|| real.display().to_string(), |op| op.path().given().to_owned());
+        Error::stale(
+            &given,
+            real,
+            format!("{given}: another change to it is being written; nothing was changed, try the change again"),
+        )
+    };
+    let Some(claim) = Claim::try_new(paths.clone()) else {
+        return Err(busy(paths.first().map_or(Path::new(""), PathBuf::as_path)));
+    };
+    let locks = FileLocks::try_acquire(&paths).map_err(|p| busy(&p))?;
+    Ok((claim, locks))
+}
+
+/// A file held against every other change, in this process and in others, for as long as the
+/// value lives: a call whose change met the file changed since it was read runs again holding it,
+/// so that its second read and its write are one step and it cannot lose the race again.
+#[derive(Debug)]
+pub struct Held {
+    real: PathBuf,
+    _locks: FileLocks,
+    _claim: Claim,
+}
+
+/// Holds the file at the real path `real` (see [`Held`]); the calling thread's changes to it go
+/// ahead while others wait.
+pub fn hold(real: &Path) -> Held {
+    let paths = [real.to_owned()];
+    let claim = Claim::new(paths.to_vec());
+    let locks = FileLocks::acquire(&paths);
+    HELD.with(|h| h.borrow_mut().push(real.to_owned()));
+    Held { real: real.to_owned(), _locks: locks, _claim: claim }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        HELD.with(|h| {
+            let mut h = h.borrow_mut();
+            if let Some(i) = h.iter().position(|p| *p == self.real) {
+                h.remove(i);
+            }
+        });
     }
 }
 
@@ -200,6 +271,9 @@ struct Transaction {
     undo: Vec<(String, Undo)>,
     /// Backups (entries moved aside, copies of old bytes), removed once the plan has succeeded.
     cleanup: Vec<PathBuf>,
+    /// The plan's paths, locked against other tether processes until the transaction is
+    /// committed or undone.
+    _locks: FileLocks,
     /// The plan's paths, held against other changes in this process until the transaction is
     /// committed or undone (it is dropped last, with the transaction).
     _claim: Claim,
@@ -247,7 +321,7 @@ impl Transaction {
                 .chain(base.text.chunks(0..base.text.len()).map(str::as_bytes))
                 .collect();
             if !files::holds(path.real(), &base_bytes).map_err(|e| Error::io(&e, given))? {
-                return Err(conflict(given, "changed on disk since it was read"));
+                return Err(stale(given, path.real()));
             }
             OldBytes::Base { text: base.text.clone(), bom: base.bom }
         } else {
@@ -485,6 +559,16 @@ impl Transaction {
 fn conflict(given: &str, what: &str) -> Error {
     Error::new(ErrorKind::Conflict, format!("{given}: {what}; nothing was changed, read it again and redo the change"))
         .with_path(given)
+}
+
+/// The `conflict` of an edit whose file changed on disk after the tool read it: running the tool
+/// again on the newer text may resolve it ([`Error::stale`]).
+fn stale(given: &str, real: &Path) -> Error {
+    Error::stale(
+        given,
+        real,
+        format!("{given}: changed on disk since it was read; nothing was changed, read it again and redo the change"),
+    )
 }
 
 fn not_a_file(given: &str, meta: &fs::Metadata) -> Error {

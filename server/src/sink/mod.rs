@@ -7,6 +7,8 @@
 pub mod disk;
 
 use std::fmt;
+use std::path::PathBuf;
+use std::sync::Mutex;
 
 use crate::config::Config;
 use crate::edit::{EditPlan, FileOp};
@@ -14,7 +16,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::vfs::Vfs;
 use crate::workspace::SandboxPath;
 
-pub use disk::{DiskSink, Pending};
+pub use disk::{hold, DiskSink, Held, Pending};
 
 /// Where one file's change went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,4 +151,56 @@ pub fn refuse_hard_links(vfs: &Vfs, plan: &EditPlan) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// How many times in all a call runs while its change meets a file changed since it was read.
+pub const FRESH_ATTEMPTS: u32 = 4;
+
+/// Runs `call` (a tool call that applies its plans through the sink it is given) on `sink`, and
+/// runs it again on the newer text while its change met a file that changed after the tool read
+/// it ([`Error::stale_path`]): the tool reads again, so a change whose own text nobody touched
+/// (an `edit_file` whose `old_string` is still unique, a patch whose hunks still apply at their
+/// context) lands, and one whose text changed fails as the tool says. Each run after the first
+/// [`hold`]s that file from its read to its write, so other writers cannot make it stale again;
+/// at most [`FRESH_ATTEMPTS`] runs. A run that failed changed nothing (sinks apply all or
+/// nothing), so running again is safe.
+pub fn on_fresh_text<R>(sink: &dyn Sink, mut call: impl FnMut(&dyn Sink) -> R) -> R {
+    let mut held: Option<Held> = None;
+    let mut attempt = 1;
+    loop {
+        let watch = StaleWatch { inner: sink, stale: Mutex::new(None) };
+        let result = call(&watch);
+        let stale = watch.stale.into_inner().unwrap_or_else(|e| e.into_inner());
+        match stale {
+            Some(real) if attempt < FRESH_ATTEMPTS => {
+                tracing::debug!(path = %real.display(), attempt, "a file changed since it was read; running the call again");
+                // Let go of the file held so far before waiting for another: holding one while
+                // waiting for a second could deadlock.
+                drop(held.take());
+                held = Some(hold(&real));
+                attempt += 1;
+            }
+            _ => return result,
+        }
+    }
+}
+
+/// A sink that notes the file of a stale conflict its plans met.
+struct StaleWatch<'a> {
+    inner: &'a dyn Sink,
+    stale: Mutex<Option<PathBuf>>,
+}
+
+impl Sink for StaleWatch<'_> {
+    fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
+        let result = self.inner.apply(vfs, plan);
+        if let Some(real) = result.as_ref().err().and_then(Error::stale_path) {
+            *self.stale.lock().unwrap_or_else(|e| e.into_inner()) = Some(real.to_owned());
+        }
+        result
+    }
+
+    fn describe(&self, summary: &str) {
+        self.inner.describe(summary);
+    }
 }

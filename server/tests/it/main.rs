@@ -7,6 +7,7 @@ mod lsp_support;
 mod bridge;
 mod bridge_inprocess;
 mod cli_call;
+mod contention;
 mod crash_safety;
 mod edit_fidelity;
 mod journal;

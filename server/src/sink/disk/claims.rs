@@ -5,8 +5,8 @@
 //! applied), and a rollback never puts back bytes over another change that landed meanwhile.
 //!
 //! All of a change's paths are claimed at once, waiting while any of them is held, so changes
-//! over several files cannot deadlock each other. Writers in other processes are not covered:
-//! against them the base check is the guard, as it always was.
+//! over several files cannot deadlock each other. Writers in other processes are kept out by the
+//! file locks (`disk/locks.rs`), taken after the claim.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -43,6 +43,18 @@ impl Claim {
         }
         held.extend(paths.iter().cloned());
         Claim { paths }
+    }
+
+    /// Claims every one of `paths` when none is held by another change, without waiting.
+    pub fn try_new(mut paths: Vec<PathBuf>) -> Option<Claim> {
+        paths.sort();
+        paths.dedup();
+        let mut held = held();
+        if paths.iter().any(|p| held.contains(p)) {
+            return None;
+        }
+        held.extend(paths.iter().cloned());
+        Some(Claim { paths })
     }
 }
 
