@@ -12,7 +12,8 @@
 //! hard-linked to `N.json` for the next free N: `link` fails when the name exists, so two writers
 //! can never take the same id or overwrite each other's record; the loser tries the next number.
 //! Blobs are written to a temp file and renamed into place (the same name always holds the same
-//! bytes). Pruning drops the oldest changesets and then blobs no changeset names, sparing blobs
+//! bytes). Both are fsynced, with their directory, before the call that made the change answers,
+//! so a change answered as applied is in history and can be undone after a crash. Pruning drops the oldest changesets and then blobs no changeset names, sparing blobs
 //! younger than a minute, which a writer may be about to name.
 
 use std::collections::{HashMap, HashSet};
@@ -102,10 +103,15 @@ impl RootStore {
         let json = serde_json::to_vec(changeset).map_err(|e| Error::new(ErrorKind::IoError, e.to_string()))?;
         let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(self.changes()).map_err(io)?;
         tmp.as_file_mut().write_all(&json).map_err(io)?;
+        // On disk before the call answers: a crash right after must not lose it from history and undo.
+        tmp.as_file().sync_data().map_err(io)?;
         let mut n = self.last_id()? + 1;
         loop {
             match fs::hard_link(tmp.path(), self.changes().join(format!("{n}.json"))) {
-                Ok(()) => return Ok(n),
+                Ok(()) => {
+                    sync_dir(&self.changes()).map_err(io)?;
+                    return Ok(n);
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => n += 1,
                 Err(e) => return Err(io(e)),
             }
@@ -168,7 +174,10 @@ impl RootStore {
         let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(self.blobs()).map_err(io)?;
         tmp.as_file_mut().write_all(bytes).map_err(io)?;
         tmp.as_file().set_permissions(fs::Permissions::from_mode(0o600)).map_err(io)?;
+        // Durable before the changeset that names it is published.
+        tmp.as_file().sync_data().map_err(io)?;
         tmp.persist(&path).map_err(|e| io(e.error))?;
+        sync_dir(&self.blobs()).map_err(io)?;
         Ok(hash)
     }
 
@@ -336,6 +345,11 @@ fn prune_oldest(dir: &Path, max: u64) {
             total -= len;
         }
     }
+}
+
+/// Makes the entries of `dir` (a name just linked or renamed into it) durable.
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    fs::File::open(dir)?.sync_all()
 }
 
 fn journal_error(dir: &Path, e: &io::Error) -> Error {

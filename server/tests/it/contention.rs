@@ -124,3 +124,129 @@ fn disjoint_edits_from_tether_call_processes_all_land_once() {
     let count = history["changesets"].as_array().map_or(0, Vec::len);
     assert_eq!(count, PROCESSES * edits, "{history}");
 }
+
+/// A `tether mcp` process with its pipes, for a test that kills it.
+struct Writer {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Writer {
+    fn start(root: &std::path::Path, state: &std::path::Path) -> Writer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+            .env("XDG_STATE_HOME", state)
+            .args(["mcp", "--root"])
+            .arg(root)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn tether mcp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut w = Writer { child, stdin, stdout };
+        let init = json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "crash", "version": "1"}});
+        assert!(w.ask(0, "initialize", init).is_some(), "initialized");
+        w
+    }
+
+    /// The answer to one request, or `None` once the process is gone.
+    fn ask(&mut self, id: u64, method: &str, params: Value) -> Option<Value> {
+        use std::io::{BufRead as _, Write as _};
+        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).ok()?;
+        let mut line = String::new();
+        match self.stdout.read_line(&mut line) {
+            Ok(n) if n > 0 => serde_json::from_str(&line).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// Four processes making up to 1,000 journaled edits between them are killed (SIGKILL) part-way:
+/// every change answered before the kill is in its file and listed in history, no change is in a
+/// file without its record (at most the one in flight per process, recorded or not, is in doubt),
+/// and the newest can be undone.
+#[test]
+fn every_change_answered_before_a_kill_is_in_the_journal() {
+    const WRITERS: usize = 4;
+    const EACH: usize = 250;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    let state = tempfile::tempdir().expect("state");
+    let old = |p: usize, i: usize| format!("writer {p} line {i}: old\n");
+    let new = |p: usize, i: usize| format!("writer {p} line {i}: new\n");
+    for p in 0..WRITERS {
+        std::fs::write(root.join(format!("f{p}.txt")), (0..EACH).map(|i| old(p, i)).collect::<String>())
+            .expect("write");
+    }
+    let writers: Vec<Writer> = (0..WRITERS).map(|_| Writer::start(&root, state.path())).collect();
+    let pids: Vec<u32> = writers.iter().map(|w| w.child.id()).collect();
+    let answered = std::sync::atomic::AtomicUsize::new(0);
+    let counts: Vec<usize> = std::thread::scope(|s| {
+        let threads: Vec<_> = writers
+            .into_iter()
+            .enumerate()
+            .map(|(p, mut w)| {
+                let answered = &answered;
+                s.spawn(move || {
+                    let mut done = 0;
+                    for i in 0..EACH {
+                        let args =
+                            json!({"path": format!("f{p}.txt"), "old_string": old(p, i), "new_string": new(p, i)});
+                        match w.ask(i as u64 + 1, "tools/call", json!({"name": "edit_file", "arguments": args})) {
+                            Some(r) => {
+                                assert_eq!(r["result"]["isError"], false, "{r}");
+                                done += 1;
+                                answered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            }
+                            None => break,
+                        }
+                    }
+                    let _ = w.child.wait();
+                    done
+                })
+            })
+            .collect();
+        // Kill every writer once about a third of the edits were answered.
+        let started = std::time::Instant::now();
+        while answered.load(std::sync::atomic::Ordering::SeqCst) < WRITERS * EACH / 3
+            && started.elapsed() < std::time::Duration::from_secs(120)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        for pid in &pids {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+        threads.into_iter().map(|t| t.join().expect("writer")).collect()
+    });
+    assert!(counts.iter().all(|&n| n < EACH), "the kill came part-way: {counts:?}");
+    let listed = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .env("XDG_STATE_HOME", state.path())
+        .args(["history", "--json", "--limit", "5000", "--root"])
+        .arg(&root)
+        .output()
+        .expect("tether history");
+    let history: Value = serde_json::from_slice(&listed.stdout).expect("history JSON");
+    let changesets = history["changesets"].as_array().expect("changesets");
+    for (p, &done) in counts.iter().enumerate() {
+        let file = format!("f{p}.txt");
+        let text = std::fs::read_to_string(root.join(&file)).expect("read");
+        let in_file = (0..EACH).filter(|&i| text.contains(&new(p, i))).count();
+        let recorded = changesets.iter().filter(|c| c["files"][0]["path"] == file.as_str()).count();
+        // Every answered edit is in the file and recorded; the one in flight at the kill may be
+        // in the file and recorded, in the file only (killed between write and record), or neither.
+        assert!(in_file == done || in_file == done + 1, "{file}: {in_file} edits in the file, {done} answered");
+        assert!(
+            recorded == done || recorded == in_file,
+            "{file}: {recorded} recorded, {done} answered, {in_file} in the file"
+        );
+    }
+    let undo = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .env("XDG_STATE_HOME", state.path())
+        .args(["undo", "--last", "1", "--root"])
+        .arg(&root)
+        .output()
+        .expect("tether undo");
+    assert!(undo.status.success(), "{}", String::from_utf8_lossy(&undo.stdout));
+}
