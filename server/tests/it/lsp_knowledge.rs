@@ -590,3 +590,31 @@ async fn places_in_hidden_files_are_left_out_of_answers() {
     assert!(!refs.to_string().contains("secret"), "{refs}");
     s.shutdown().await;
 }
+
+/// A rename whose edit also touches a hidden file is refused without naming that file, in the
+/// answer or anywhere else the assistant sees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_reaching_a_hidden_file_is_refused_without_naming_it() {
+    let answer: Arc<Mutex<Value>> = Arc::new(Mutex::new(Value::Null));
+    let given = answer.clone();
+    let script = answering(move |_, _| json!({"servers": ["pyright"], "result": given.lock().expect("lock").clone()}));
+    let s = Session::start(Setup {
+        files: "//- main.py\nTOKEN = 1\n//- keys/secret.py\nfrom main import TOKEN\n",
+        capabilities: knowing(),
+        script,
+        initialization_options: json!({"deny": {"patterns": ["keys"]}}),
+        ..Setup::default()
+    })
+    .await;
+    let (main, hidden) = (s.uri("main.py"), s.uri("main.py").as_str().replace("main.py", "keys/secret.py"));
+    *answer.lock().expect("lock") = json!({"changes": {
+        main.as_str(): [{"range": range(0, 0, 5), "newText": "KEY"}],
+        hidden.as_str(): [{"range": range(0, 16, 21), "newText": "KEY"}]}});
+    let r =
+        call(&s, "rename_symbol", json!({"path": "main.py", "line": 1, "symbol": "TOKEN", "new_name": "KEY"})).await;
+    assert_eq!(error_kind(&r).as_deref(), Some("path_escape"), "{r}");
+    assert!(text(&r).contains("hidden from tools by tether's deny list"), "{r}");
+    assert!(!r.to_string().contains("secret") && !r.to_string().contains("keys"), "the hidden file is named: {r}");
+    assert_eq!(s.disk("main.py"), "TOKEN = 1\n", "nothing was changed");
+    s.shutdown().await;
+}

@@ -79,12 +79,15 @@ pub fn rename(ctx: &Context<'_>, args: RenameArgs) -> Result<Output> {
         let ws = ctx.vfs.workspace();
         let given = if ws.root_of(&path) == Some(0) { ws.relative(&path) } else { path.to_string_lossy().into_owned() };
         let sandboxed = ctx.vfs.resolve(&given).map_err(|_| {
+            // A file the deny list hides is never named, not even to say it was refused.
+            let file = if ws.denied(&path).is_some() {
+                "a file hidden from tools by tether's deny list".to_owned()
+            } else {
+                format!("{}, outside the workspace", path.display())
+            };
             Error::new(
                 ErrorKind::PathEscape,
-                format!(
-                    "the language server's rename of {old} also changes {}, outside the workspace; nothing was changed",
-                    path.display()
-                ),
+                format!("the language server's rename of {old} also changes {file}; nothing was changed"),
             )
         })?;
         let file = read_editable(ctx, &sandboxed, Wording::Write)?;
