@@ -96,8 +96,13 @@ async fn an_idle_lsp_returns_the_memory_of_large_calls() {
     let s = Session::connect(stdout, stdin, dir, Init::neovim(), script, true).await;
     let before = rss_kib(pid);
     for _ in 0..3 {
-        let r = s.call("read_file", json!({"path": "big.txt", "offset": 1, "limit": 1_000_000})).await;
-        assert!(r.is_ok(), "{r:?}");
+        // A debug build on a loaded machine takes its time over 20 MiB: more than the client's
+        // usual patience, which is not what this test is about.
+        let args = json!([{"tool": "read_file", "arguments": {"path": "big.txt", "offset": 1, "limit": 1_000_000}}]);
+        let answer =
+            s.client.send_request("workspace/executeCommand", json!({"command": "tether.callTool", "arguments": args}));
+        let r = tokio::time::timeout(Duration::from_secs(300), answer).await.expect("answered").expect("answer");
+        assert!(r.get("error").is_none(), "{r}");
     }
     let busy = rss_kib(pid);
     let started = Instant::now();
