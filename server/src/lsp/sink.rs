@@ -463,33 +463,36 @@ impl EditorSink {
         let disk_plan = EditPlan {
             ops: plan.ops.iter().zip(&steps).filter(|(_, s)| s.is_none()).map(|(op, _)| op.clone()).collect(),
         };
-        // The disk part first, kept pending: taking it back is exact, while an editor's edit
-        // that landed can only be reverted by another edit.
-        let pending = if disk_plan.is_empty() {
+        // The disk part is held and checked first, and written only once the editor took its
+        // part: a refusal by the editor (common: the user typed) then leaves the disk untouched,
+        // and no reader ever sees a disk part that is taken back. Writing it can still fail
+        // (another program changed the file meanwhile, or the disk did): then the buffer edits
+        // that landed are taken back.
+        let prepared = if disk_plan.is_empty() {
             None
         } else {
-            Some(self.shared.options.disk.begin(vfs, &disk_plan).map_err(|e| self.disk_failed(e))?)
+            Some(self.shared.options.disk.prepare(vfs, &disk_plan).map_err(|e| self.disk_failed(e))?)
         };
-        let landings = match self.handle.block_on(self.apply_in_editor(&caps, &editor)) {
-            Ok(landings) => landings,
-            Err(e) => {
-                if let Some(pending) = pending {
-                    if let Err(re) = pending.rollback() {
-                        return Err(Error::new(
-                            ErrorKind::IoError,
-                            format!(
-                                "{}; rolling back the disk part of the change also failed: {}",
-                                e.message(),
-                                re.message()
-                            ),
-                        ));
-                    }
-                }
-                return Err(e);
+        let landings = self.handle.block_on(self.apply_in_editor(&caps, &editor))?;
+        if let Some(prepared) = prepared {
+            if let Err(e) = prepared.apply() {
+                let landed: Vec<Option<i32>> = landings
+                    .iter()
+                    .map(|l| match l {
+                        Landing::Landed { version, .. } => Some(*version),
+                        _ => None,
+                    })
+                    .collect();
+                self.handle.block_on(self.delivery.take_back(&caps, &editor, &landed, &self.label));
+                let e = self.disk_failed(e);
+                let message = format!("{}; the change's edits to open buffers were taken back", e.message());
+                let path = e.path().map(str::to_owned);
+                let again = Error::new(e.kind(), message);
+                return Err(match path {
+                    Some(p) => again.with_path(p),
+                    None => again,
+                });
             }
-        };
-        if let Some(pending) = pending {
-            pending.commit();
         }
         let mut dests = self.handle.block_on(self.delivery.save(&caps, &editor, &landings)).into_iter();
         let files = plan

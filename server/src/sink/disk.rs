@@ -27,10 +27,15 @@
 //! - **One change at a time per file**: a plan claims its paths (`disk/claims.rs`) before its first
 //!   check and holds them until it is committed or rolled back, so concurrent calls in one process
 //!   (the lsp runs several) never interleave their base checks and renames on one file.
-//! - **Two phases**: [`TwoPhaseSink::begin`] applies a plan and keeps its undo log in a [`Pending`]
-//!   change, which is committed (backups removed) or rolled back later. The editor sink uses it
-//!   for a plan with both disk and buffer parts: the disk part is begun, the buffer part sent to
-//!   the editor, and the disk part rolled back if the editor's part fails.
+//! - **Other processes**: the plan's files are also locked against every other tether process
+//!   (`disk/locks.rs`) from the first check through commit or rollback.
+//! - **Checked before written**: a plan over several files checks every file's base before it
+//!   writes any, so a change refused on its second file is never seen half-applied by a reader.
+//! - **Two phases**: [`TwoPhaseSink::prepare`] takes the plan's files and checks them, writing
+//!   nothing; the [`Prepared`] change is applied later or dropped. The editor sink uses it for a
+//!   plan with both disk and buffer parts: the disk part is prepared, the buffer part sent to the
+//!   editor, and the disk part written only once the editor took its part (so no reader ever sees
+//!   a disk part that is then taken back because the editor refused).
 //! - **Crashes**: each file is always whole, but a plan over several files is not atomic against a
 //!   crash (or SIGKILL) part-way: files already renamed into place stay changed. A killed process
 //!   may leave `.tether-*.tmp` or `.tether-*.bak` entries behind; no other names are ever created.
@@ -62,24 +67,75 @@ pub struct DiskSink;
 
 impl Sink for DiskSink {
     fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
-        Ok(self.begin(vfs, plan)?.commit())
+        // A plan over several files checks every base before writing any, so that a change that
+        // fails on its second file never shows its first to a reader meanwhile.
+        self.prepare_with(vfs, plan, plan.ops.len() > 1)?.apply()
     }
 }
 
 impl TwoPhaseSink for DiskSink {
-    /// The first phase of a change: applies `plan` (all of it, or nothing when a step fails) and
-    /// keeps what is needed to take it back. The caller then commits or rolls back the
-    /// [`Pending`] change; dropping it rolls it back. Unlike [`crate::sink::apply`], this does no
-    /// read-only or plan checks: the caller made them for the whole change.
-    fn begin(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Pending> {
+    /// The first phase of a change: excludes every other change to `plan`'s files (in this
+    /// process and others) and checks that each file an edit changes still holds the text the
+    /// plan was computed against, writing nothing. The caller then applies the [`Prepared`]
+    /// change, or drops it, which lets the files go untouched. Unlike [`crate::sink::apply`],
+    /// this does no read-only or plan checks: the caller made them for the whole change.
+    fn prepare<'p>(&self, vfs: &Vfs, plan: &'p EditPlan) -> Result<Prepared<'p>> {
+        self.prepare_with(vfs, plan, true)
+    }
+}
+
+impl DiskSink {
+    fn prepare_with<'p>(&self, vfs: &Vfs, plan: &'p EditPlan, check: bool) -> Result<Prepared<'p>> {
         let (claim, locks) = exclude_others(plan)?;
-        let mut tx = Transaction {
+        let tx = Transaction {
             roots: vfs.workspace().roots().to_vec(),
             undo: Vec::new(),
             cleanup: Vec::new(),
             _locks: locks,
             _claim: claim,
         };
+        if check {
+            // A path an earlier step creates, moves or deletes is checked by its own step only.
+            let mut moved: Vec<PathBuf> = Vec::new();
+            for op in &plan.ops {
+                if !claimed(op).iter().any(|p| moved.contains(p)) {
+                    precheck(op)?;
+                }
+                if !matches!(op, FileOp::Edit { .. }) {
+                    moved.extend(claimed(op));
+                }
+            }
+        }
+        Ok(Prepared { plan, tx })
+    }
+
+    /// Applies `plan` (all of it, or nothing when a step fails) and keeps what is needed to
+    /// take it back: the caller commits or rolls back the [`Pending`] change; dropping it rolls
+    /// it back.
+    pub fn begin(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Pending> {
+        self.prepare_with(vfs, plan, plan.ops.len() > 1)?.begin()
+    }
+}
+
+/// A change whose files are held against every other change and whose bases were checked, not
+/// yet written: [`Prepared::apply`] writes it; dropping it writes nothing.
+#[derive(Debug)]
+#[must_use = "a prepared change writes nothing until applied"]
+pub struct Prepared<'p> {
+    plan: &'p EditPlan,
+    tx: Transaction,
+}
+
+impl Prepared<'_> {
+    /// Writes the change, all of it or nothing, and says where each operation went.
+    pub fn apply(self) -> Result<Applied> {
+        Ok(self.begin()?.commit())
+    }
+
+    /// Writes the change (all of it, or nothing when a step fails) and keeps what is needed to
+    /// take it back until committed.
+    fn begin(self) -> Result<Pending> {
+        let Prepared { plan, mut tx } = self;
         for op in &plan.ops {
             if let Err(e) = tx.apply(op) {
                 return Err(tx.rollback(e));
@@ -88,6 +144,38 @@ impl TwoPhaseSink for DiskSink {
         let files = plan.ops.iter().map(|op| (op.path().given().to_owned(), Destination::Disk)).collect();
         Ok(Pending { tx: Some(tx), applied: Applied { files, unversioned: false, reviewed: None } })
     }
+}
+
+/// Refuses `op`, before anything is written, when its file no longer holds the text it was
+/// computed against, or a file it would create now exists: the checks each step makes again
+/// right before it writes, made for every step first.
+fn precheck(op: &FileOp) -> Result<()> {
+    match op {
+        FileOp::Edit { path, base, .. } if base.origin == Origin::Disk => {
+            let given = path.given();
+            match fs::metadata(path.real()) {
+                Ok(m) if !m.is_file() => return Err(not_a_file(given, &m)),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    return Err(conflict(given, "was deleted since it was read"));
+                }
+                Err(e) => return Err(Error::io(&e, given)),
+            }
+            if !files::holds(path.real(), &base_segments(base)).map_err(|e| Error::io(&e, given))? {
+                return Err(stale(given, path.real()));
+            }
+            Ok(())
+        }
+        FileOp::Create { path, overwrite: false, .. } if fs::symlink_metadata(path.real()).is_ok() => {
+            Err(conflict(path.given(), "already exists, and the change was to create it"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The bytes `base` was decoded from: the BOM when it had one, then its text.
+fn base_segments(base: &Base) -> Vec<&[u8]> {
+    std::iter::once(bom_bytes(base.bom)).chain(base.text.chunks(0..base.text.len()).map(str::as_bytes)).collect()
 }
 
 thread_local! {
@@ -317,10 +405,7 @@ impl Transaction {
             Err(e) => return Err(Error::io(&e, given)),
         }
         let old = if base.origin == Origin::Disk {
-            let base_bytes: Vec<&[u8]> = std::iter::once(bom_bytes(base.bom))
-                .chain(base.text.chunks(0..base.text.len()).map(str::as_bytes))
-                .collect();
-            if !files::holds(path.real(), &base_bytes).map_err(|e| Error::io(&e, given))? {
+            if !files::holds(path.real(), &base_segments(base)).map_err(|e| Error::io(&e, given))? {
                 return Err(stale(given, path.real()));
             }
             OldBytes::Base { text: base.text.clone(), bom: base.bom }

@@ -16,7 +16,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::vfs::Vfs;
 use crate::workspace::SandboxPath;
 
-pub use disk::{hold, DiskSink, Held, Pending};
+pub use disk::{hold, DiskSink, Held, Pending, Prepared};
 
 /// Where one file's change went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,12 +101,12 @@ pub trait Sink: Send + Sync {
     fn describe(&self, _summary: &str) {}
 }
 
-/// A sink whose changes can be held pending: applied, then committed or taken back. The editor
-/// sink begins the disk part of a plan this way, so that the disk part is undone exactly when the
-/// editor part fails.
+/// A sink whose changes can be prepared first: their files held against every other change and
+/// checked, nothing written, then applied or dropped. The editor sink prepares the disk part of a
+/// plan this way and writes it only once the editor took the buffer part.
 pub trait TwoPhaseSink: Sink {
-    /// Applies `plan` (all of it or nothing) and keeps what is needed to take it back.
-    fn begin(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Pending>;
+    /// Holds and checks `plan`'s files, writing nothing.
+    fn prepare<'p>(&self, vfs: &Vfs, plan: &'p EditPlan) -> Result<Prepared<'p>>;
 }
 
 /// Applies `plan` through `sink` after the checks every sink shares: read-only mode refuses any

@@ -1,6 +1,6 @@
 //! The editor sink in-process: edits to open documents travel as `workspace/applyEdit` to a
 //! scripted editor, are verified by the `didChange` that follows, retried when a buffer moved on,
-//! saved or not, and rolled back with the disk part of a mixed plan when the editor part fails.
+//! saved or not, and the disk part of a mixed plan written only once the editor took its part.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -496,13 +496,17 @@ async fn mixed_plans_are_all_or_nothing() {
     assert_eq!(s.editor.buffer(&s.uri("a.txt")).map(|b| b.1), Some(s.disk("a.txt")));
     e.s.shutdown().await;
 
-    // The editor part fails: the disk part is rolled back, every attempt.
+    // The editor part fails: the disk part is never written, every attempt (the same inode: no
+    // reader saw it changed and changed back).
     let e = start(neovim_capabilities(), typing_then_refusing()).await;
     let s = &e.s;
     s.open_from_disk("a.txt");
+    let inode = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(s.path("closed.txt")).expect("meta"));
+    let before = inode();
     let r = plan(s, ops.clone()).await;
     assert_eq!(error_kind(&r).as_deref(), Some("conflict"), "{r}");
-    assert_eq!(e.disk.applied.load(Ordering::SeqCst), 3, "applied and rolled back three times");
+    assert_eq!(e.disk.applied.load(Ordering::SeqCst), 3, "prepared three times");
+    assert_eq!(inode(), before, "never written");
     assert_eq!(s.disk("closed.txt"), "closed on disk\n");
     assert!(!s.path("made").exists(), "created directories are removed too");
     e.s.shutdown().await;
@@ -513,7 +517,7 @@ async fn mixed_plans_are_all_or_nothing() {
     s.open_from_disk("a.txt");
     let r = plan(s, ops).await;
     assert_eq!(error_kind(&r).as_deref(), Some("rejected"), "{r}");
-    assert_eq!(e.disk.applied.load(Ordering::SeqCst), 1, "applied and rolled back once");
+    assert_eq!(e.disk.applied.load(Ordering::SeqCst), 1, "prepared once, never written");
     assert_eq!(s.disk("closed.txt"), "closed on disk\n");
     assert!(!s.path("made").exists());
     e.s.shutdown().await;

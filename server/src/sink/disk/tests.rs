@@ -158,6 +158,24 @@ fn conflict_keeps_the_other_writers_text() {
     assert!(!f.dir.path().join("a.txt").exists());
 }
 
+/// A plan over several files checks every base before it writes any: when a later file changed
+/// since it was read, the earlier one is never written (same inode), so no reader, in this process
+/// or another, ever sees it changed and then changed back. The conflict is a stale one, which the
+/// frontends run again on the newer text.
+#[test]
+fn a_plan_over_several_files_writes_none_when_a_later_one_changed() {
+    let f = fixture("//- a.txt\na\n//- b.txt\nb\n");
+    let ops = vec![edit(&f, "a.txt", "A\n"), edit(&f, "b.txt", "B\n")];
+    f.write("b.txt", b"someone else\n");
+    let ino = |p: &str| fs::metadata(f.dir.path().join(p)).expect("meta").ino();
+    let before = ino("a.txt");
+    let err = apply(&f, ops).expect_err("b.txt changed");
+    assert_eq!(err.kind(), ErrorKind::Conflict, "{err}");
+    assert!(err.stale_path().is_some(), "{err}");
+    assert_eq!(ino("a.txt"), before, "a.txt was never written");
+    assert_eq!(read(&f, "a.txt"), b"a\n");
+}
+
 /// Every plan here fails at its last operation (a file changed after the plan was computed);
 /// whatever the operations before it did must be undone, leaving the tree byte for byte as it
 /// was, with no stray backups or temp files.

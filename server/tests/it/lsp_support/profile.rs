@@ -10,7 +10,7 @@ use tether::config::Config;
 use tether::edit::{Base, EditPlan, FileOp, TextChange};
 use tether::error::{Error, ErrorKind};
 use tether::profiles::{CallError, CallResult, Profile, Standard, ToolInfo};
-use tether::sink::{self, Applied, Destination, DiskSink, Pending, Sink, TwoPhaseSink};
+use tether::sink::{self, Applied, Destination, DiskSink, Prepared, Sink, TwoPhaseSink};
 use tether::tools::{Context, Effects};
 use tether::vfs::Vfs;
 
@@ -184,19 +184,19 @@ pub struct FsSink {
 
 impl Sink for FsSink {
     fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> tether::Result<Applied> {
-        Ok(self.begin(vfs, plan)?.commit())
+        self.prepare(vfs, plan)?.apply()
     }
 }
 
 impl TwoPhaseSink for FsSink {
-    fn begin(&self, vfs: &Vfs, plan: &EditPlan) -> tether::Result<Pending> {
+    fn prepare<'p>(&self, vfs: &Vfs, plan: &'p EditPlan) -> tether::Result<Prepared<'p>> {
         if let Some(bad) = self.fail_on.lock().expect("lock").as_deref() {
             if plan.ops.iter().any(|op| op.path().given() == bad) {
                 return Err(Error::new(ErrorKind::IoError, format!("{bad}: simulated disk failure")));
             }
         }
-        let pending = DiskSink.begin(vfs, plan)?;
+        let prepared = DiskSink.prepare(vfs, plan)?;
         self.applied.fetch_add(1, Ordering::SeqCst);
-        Ok(pending)
+        Ok(prepared)
     }
 }
