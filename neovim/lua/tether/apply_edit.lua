@@ -124,7 +124,21 @@ function M.check(edit)
   return nil
 end
 
----Applies text edits to one buffer, loading it first, and remembers its text for a rollback.
+---Closes a buffer's undo block, so that its next change starts a new undo step. Neovim closes
+---the block of the current buffer only, when it waits for a key; any other buffer keeps its
+---block open, and two tool edits to it (or the user's last change and a tool edit) would be one
+---undo step. Setting 'undolevels', even to its own value, closes the block of the
+---current buffer (`:help undo-break`), so it is set with the buffer made current for a moment,
+---and without autocommands: no OptionSet handler should see a value that did not change.
+---@param bufnr integer
+local function break_undo(bufnr)
+  vim.api.nvim_buf_call(bufnr, function()
+    vim.cmd("noautocmd let &g:undolevels = &g:undolevels")
+  end)
+end
+
+---Applies text edits to one buffer, loading it first, and remembers its text for a rollback. The
+---first edit of a workspace edit to a buffer starts a new undo step there.
 ---@param uri string
 ---@param edits lsp.TextEdit[]
 ---@param encoding string
@@ -138,13 +152,17 @@ local function apply_text(uri, edits, encoding, saved, marks)
   vim.bo[bufnr].buflisted = true
   if not saved[bufnr] then
     saved[bufnr] = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+    break_undo(bufnr)
   end
   marks:watch(bufnr, edits, encoding)
   vim.lsp.util.apply_text_edits(edits, bufnr, encoding)
 end
 
 ---Applies a checked workspace edit. Text edits after a resource operation on the same file are
----version-checked here. On a failure every buffer changed so far gets its text back.
+---version-checked here. On a failure every buffer changed so far gets its text back. The edit is
+---one undo step of its own in each buffer it changes, current or not: the undo block is closed
+---before the buffer's first change and again after the whole edit, so that neither what came
+---before nor what follows joins it.
 ---@param edit lsp.WorkspaceEdit
 ---@param encoding string
 ---@param marks tether.Marks
@@ -175,13 +193,20 @@ function M.apply(edit, encoding, marks)
       end
     end
   end)
+  if not ok then
+    for bufnr, lines in pairs(saved) do
+      if vim.api.nvim_buf_is_valid(bufnr) then
+        pcall(vim.api.nvim_buf_set_lines, bufnr, 0, -1, false, lines)
+      end
+    end
+  end
+  for bufnr in pairs(saved) do
+    if vim.api.nvim_buf_is_loaded(bufnr) then
+      pcall(break_undo, bufnr)
+    end
+  end
   if ok then
     return nil
-  end
-  for bufnr, lines in pairs(saved) do
-    if vim.api.nvim_buf_is_valid(bufnr) then
-      pcall(vim.api.nvim_buf_set_lines, bufnr, 0, -1, false, lines)
-    end
   end
   marks:discard()
   return { reason = tostring(err), index = index }

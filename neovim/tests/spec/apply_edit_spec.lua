@@ -101,6 +101,45 @@ H.test("current edits all land, in one undo step per buffer, with a highlight an
   H.eq("one\ntwo\nthree", H.text(a), "first buffer after one undo")
 end)
 
+-- Issue 33: Neovim closes the undo block of the current buffer only, when it waits for a key, so
+-- two tool edits to a buffer in no current window were one undo step. (A spec never waits for a
+-- key, so here even the current buffer's edits would join without the handler's undo break.)
+for _, where in ipairs({ "in no window", "in the current window" }) do
+  H.test(
+    ("two edits to a buffer %s are two undo steps, and the user's change before them a third"):format(where),
+    function()
+      local b, ub = doc("u-" .. where:gsub(" ", "-") .. ".txt", { "one", "two" }, 3)
+      local other = doc("other.txt", { "elsewhere" }, 1)
+      vim.api.nvim_set_current_buf(where == "in the current window" and b or other)
+      H.eq(where == "in the current window", vim.fn.bufwinid(b) ~= -1, "the buffer is shown")
+      -- A change the handler did not make (the user's, or another plugin's) comes first.
+      vim.api.nvim_buf_set_text(b, 1, 3, 1, 3, { "!" })
+      vim.lsp.util.buf_versions[b] = 4
+      for i, e in ipairs({ edit(0, 0, 3, "ONE"), edit(1, 0, 3, "TWO") }) do
+        local answer = apply_edit.handler(nil, {
+          label = "tether: edit_file",
+          edit = { documentChanges = { { textDocument = { uri = ub, version = 3 + i }, edits = { e } } } },
+        }, ctx)
+        H.eq({ applied = true }, answer, "answer to edit " .. i)
+        -- The client reports each change with the next version, as Neovim's change tracking does.
+        vim.lsp.util.buf_versions[b] = 4 + i
+      end
+      H.eq("ONE\nTWO!", H.text(b), "after both edits")
+      local function undo()
+        vim.api.nvim_buf_call(b, function()
+          vim.cmd("silent undo")
+        end)
+      end
+      undo()
+      H.eq("ONE\ntwo!", H.text(b), "the first undo takes back the second edit only")
+      undo()
+      H.eq("one\ntwo!", H.text(b), "the second undo takes back the first edit only")
+      undo()
+      H.eq("one\ntwo", H.text(b), "the third undo takes back the change before them")
+    end
+  )
+end
+
 H.test("overlapping edits and edits past the end are refused", function()
   local a, ua = doc("o.txt", { "abcdef" }, 1)
   local answer = apply_edit.handler(nil, {
