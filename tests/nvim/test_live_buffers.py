@@ -54,6 +54,31 @@ def test_edit_in_a_clean_buffer_is_saved(editor):
     assert editor.text() == MAIN, "undo still works after the save"
 
 
+def test_each_tool_edit_to_a_buffer_in_no_window_is_its_own_undo_step(plugin_editor):
+    """Issue 33: Neovim closes the undo block of the current buffer only (when it waits for a key),
+    so two tool edits to a loaded buffer in no window were one undo step. The plugin's applyEdit
+    handler closes the block of every buffer it changes."""
+    editor = plugin_editor
+    editor.nvim.command("edit notes.txt")
+    editor.wait_attached()
+    notes = editor.nvim.current.buffer
+    editor.nvim.command("buffer src/main.py")
+    assert editor.lua("return vim.fn.bufwinid(...)", notes.number) == -1, "notes.txt is in no window"
+    assert editor.lua("return vim.api.nvim_buf_is_loaded(...)", notes.number), "notes.txt is loaded"
+    for old, new in (("alpha", "ALPHA"), ("gamma", "GAMMA")):
+        r = editor.call("edit_file", path="notes.txt", old_string=old, new_string=new)
+        assert r["isError"] is False, r
+    assert notes[:] == ["ALPHA", "beta", "GAMMA"]
+
+    def undo():
+        editor.lua("vim.api.nvim_buf_call(..., function() vim.cmd('silent undo') end)", notes.number)
+        return notes[:]
+
+    assert undo() == ["ALPHA", "beta", "gamma"], "the first undo takes back the second edit only"
+    assert undo() == ["alpha", "beta", "gamma"], "the second undo takes back the first edit"
+    assert editor.lines() == MAIN.splitlines(), "the current buffer is untouched"
+
+
 def test_closed_file_changes_go_to_disk(editor):
     r = editor.call("edit_file", path="notes.txt", old_string="beta", new_string="BETA")
     assert r["isError"] is False, r
