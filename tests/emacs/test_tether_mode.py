@@ -146,6 +146,33 @@ def test_an_edit_in_a_clean_buffer_is_saved_and_still_undoable(emacs, assistant)
     assert read_lines(assistant, "notes.txt") == ["alpha", "beta", "gamma"]
 
 
+def test_each_edit_to_a_buffer_in_no_window_is_its_own_undo_step(emacs, assistant):
+    """Issue 33: two tool edits to a visited buffer that no window shows are two undo steps, which
+    `C-_` takes back one at a time once the user goes there."""
+    other = emacs.root / "other.txt"
+    other.write_text(NOTES)
+    emacs.eval(f"(progn (find-file-noselect {json.dumps(str(other))}) t)")
+    wait_until(
+        "tether-mode to open other.txt",
+        lambda: emacs.eval(
+            f"(let ((b (find-buffer-visiting {json.dumps(str(other))})))"
+            " (and (buffer-local-value 'tether--conn b) (null (get-buffer-window b t))))"
+        )
+        == "t",
+    )
+    for old, new in (("alpha", "ALPHA"), ("gamma", "GAMMA")):
+        result = assistant.call("edit_file", path="other.txt", old_string=old, new_string=new)
+        assert not result.is_error, text_of_sdk(result)
+    emacs.open("other.txt")
+    state = wait_for_text(emacs, "ALPHA\nbeta\nGAMMA\n")
+    assert state["applied"] == 2 and state["refusals"] == []
+
+    emacs.keys("C-_")
+    wait_for_text(emacs, "ALPHA\nbeta\ngamma\n", "the first undo to take back the second edit only")
+    emacs.keys("C-_")
+    wait_for_text(emacs, NOTES, "the second undo to take back the first edit")
+
+
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
 def test_multibyte_text_keeps_edits_in_place(emacs, encoding):
     """Columns are UTF-8 bytes between tether.el and tether (or UTF-16 units, when the server is
