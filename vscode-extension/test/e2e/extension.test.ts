@@ -134,6 +134,32 @@ describe("tether in VS Code", () => {
     await waitFor("redo to bring the edit back", () => doc.getText() === changed);
   });
 
+  it("two edits to a document no editor shows are two undo steps (issue 33)", async () => {
+    const original = "alpha\nbeta\ngamma\n";
+    const file = path.join(root, "behind.txt");
+    fs.writeFileSync(file, original);
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+    await openFile("front.txt", "in front\n");
+    assert.ok(
+      !vscode.window.visibleTextEditors.some((e) => e.document === doc),
+      "behind.txt is open but in no visible editor",
+    );
+    for (const [old, now] of [
+      ["alpha", "ALPHA"],
+      ["gamma", "GAMMA"],
+    ]) {
+      const result = await callTool("edit_file", { path: "behind.txt", old_string: old, new_string: now });
+      assert.equal(result.isError, false, text(result));
+    }
+    await waitFor("both edits in the document", () => doc.getText() === "ALPHA\nbeta\nGAMMA\n");
+
+    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One });
+    await vscode.commands.executeCommand("undo");
+    await waitFor("the first undo to take back the second edit only", () => doc.getText() === "ALPHA\nbeta\ngamma\n");
+    await vscode.commands.executeCommand("undo");
+    await waitFor("the second undo to take back the first edit", () => doc.getText() === original);
+  });
+
   it("an edit to a document with unsaved changes leaves it unsaved", async () => {
     const editor = await openFile("draft.md", "# Draft\n\nold words\n");
     const doc = editor.document;
