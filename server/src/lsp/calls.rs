@@ -78,6 +78,8 @@ impl Shared {
             && self.after_change().enabled
             && args.get(DIAGNOSTICS_ARGUMENT) != Some(&Value::Bool(false));
         let before = if wants_diagnostics { self.diagnostics.all() } else { Vec::new() };
+        // Reports that come from now on are news about the change (or may be: see `unversioned_since`).
+        let since = tokio::time::Instant::now();
         loop {
             let (mut result, delivered) = self
                 .attempt(profile.clone(), name.clone(), args.clone(), cancel.clone(), attempt == max, caller, &client)
@@ -89,7 +91,7 @@ impl Shared {
                         add_item(r, outcome.to_json().to_string());
                     }
                     if wants_diagnostics && !r.is_error && !delivered.edited.is_empty() {
-                        self.add_diagnostics(r, &delivered.edited, &before, &cancel).await;
+                        self.add_diagnostics(r, &delivered.edited, &before, since, &cancel).await;
                     }
                 }
                 return result;
@@ -155,12 +157,15 @@ impl Shared {
     /// later), in a content item of its own so that a contract's own text stays as it is. A
     /// document is waited for when a language server serves it: it, or a document of the same
     /// kind (file extension), has had a report (some editors send none for a file that has no
-    /// problem and had none); a Markdown file in a Rust project costs nothing.
+    /// problem and had none); a Markdown file in a Rust project costs nothing. A document with no
+    /// report known to cover the change is `pending`, with the latest report that came since
+    /// `since` when the editor could not tell its version.
     async fn add_diagnostics(
         &self,
         result: &mut CallResult,
         edited: &[(std::path::PathBuf, i32)],
         before: &[crate::tools::knowledge::Reported],
+        since: tokio::time::Instant,
         cancel: &Cancel,
     ) {
         let reported = self.diagnostics.all();
@@ -184,7 +189,8 @@ impl Shared {
             .zip(&settled)
             .map(|((path, base), after)| {
                 let old = before.iter().find(|r| &r.path == path).or_else(|| reported.iter().find(|r| &r.path == path));
-                report_json(&ctx, path, *base, old, after.as_ref(), started.elapsed())
+                let unversioned = after.is_none().then(|| self.diagnostics.unversioned_since(path, since)).flatten();
+                report_json(&ctx, path, *base, old, after.as_ref(), unversioned.as_ref(), started.elapsed())
             })
             .collect();
         add_item(result, serde_json::json!({ "diagnostics_after_change": reports }).to_string());

@@ -74,9 +74,22 @@ impl Diagnostics {
         self.lock().values().map(|e| e.report.clone()).collect()
     }
 
+    /// A document's last report when it came after `since` and the editor could not tell
+    /// which version it was computed for: it may cover a change made before it came, or predate
+    /// it. A report stamped with a version is not one: that version says which it is.
+    pub fn unversioned_since(&self, path: &Path, since: Instant) -> Option<Reported> {
+        self.lock().get(path).filter(|e| e.at > since && e.report.version.is_none()).map(|e| e.report.clone())
+    }
+
     /// Waits until each of `docs` (a real path and the version its change was made against) has
     /// a report for a later version that then stayed unchanged for [`QUIET`], or until `wait`
     /// ran out. Returns each document's fresh report, `None` when none came in time.
+    ///
+    /// Only a report stamped with a later version counts: the editor stamps a report with the
+    /// version it is known to cover (the language server stated it, or the editor pulled the
+    /// report after sending that version), and with no version when it cannot tell (a server
+    /// that publishes without one may send a report computed before the change reached it, after
+    /// the change). However late an unversioned report comes, it is not the change's result.
     pub async fn settle(&self, docs: &[(PathBuf, i32)], wait: Duration) -> Vec<Option<Reported>> {
         let deadline = Instant::now() + wait;
         let mut ticks = self.ticks.subscribe();
@@ -143,45 +156,94 @@ pub fn delta<'a>(before: &'a [Problem], after: &'a [Problem]) -> (Vec<&'a Proble
 }
 
 /// The report of one changed document, as JSON for the result's own content item.
+///
+/// `after` is the report known to cover the change, if one settled; otherwise the result is
+/// `pending`, with what is known: the counts before the change and, when a report came during the
+/// call whose version the editor could not tell (`unversioned`), what that report says, as a
+/// report that may predate the change.
 pub fn report_json(
     ctx: &Context<'_>,
     path: &Path,
     base: i32,
     before: Option<&Reported>,
     after: Option<&Reported>,
+    unversioned: Option<&Reported>,
     waited: Duration,
 ) -> Value {
     let shown = ctx.vfs.display(path);
+    let count = |r: &Reported, s: Severity| r.problems.iter().filter(|p| p.severity == s).count();
+    let empty = Vec::new();
+    let before_problems = before.map_or(&empty, |b| &b.problems);
     let Some(after) = after else {
-        let mut out = json!({
-            "path": shown,
-            "status": "pending",
-            "changed_from_version": base,
-            "note": format!(
+        let note = match unversioned {
+            None => format!(
                 "the editor's language servers reported nothing for the changed text within {} ms (some \
                  report only when the problems change); call `diagnostics` later",
                 waited.as_millis()
             ),
+            Some(_) => format!(
+                "no report known to cover the changed text within {} ms: the latest one carries no \
+                 version (a language server that publishes none, or an editor whose API keeps none), so it \
+                 may have been computed for the text before the change; `latest_report` says what it lists; \
+                 call `diagnostics` later",
+                waited.as_millis()
+            ),
+        };
+        let mut out = json!({
+            "path": shown,
+            "status": "pending",
+            "changed_from_version": base,
+            "note": note,
         });
         if let Some(b) = before {
             // Said as what it is: the state before the change, not after it.
-            let count = |s: Severity| b.problems.iter().filter(|p| p.severity == s).count();
-            out["before_the_change"] =
-                json!({"version": b.version, "errors": count(Severity::Error), "warnings": count(Severity::Warning)});
+            out["before_the_change"] = json!({"version": b.version, "errors": count(b, Severity::Error), "warnings": count(b, Severity::Warning)});
+        }
+        if let Some(u) = unversioned {
+            // Said as what it is too: a report that may or may not cover the change.
+            let (new, gone) = delta(before_problems, &u.problems);
+            let (new, gone) = problems_json(ctx, path, before, u, new, gone);
+            out["latest_report"] = json!({
+                "may_predate_the_change": true,
+                "errors": count(u, Severity::Error),
+                "warnings": count(u, Severity::Warning),
+                "new": new,
+                "gone": gone,
+            });
         }
         return out;
     };
-    let empty = Vec::new();
-    let before_problems = before.map_or(&empty, |b| &b.problems);
     let (introduced, resolved) = delta(before_problems, &after.problems);
+    let (introduced, resolved) = problems_json(ctx, path, before, after, introduced, resolved);
+    json!({
+        "path": shown,
+        "version": after.version,
+        "status": "settled",
+        "introduced": introduced,
+        "resolved": resolved,
+        "errors": count(after, Severity::Error),
+        "warnings": count(after, Severity::Warning),
+        "changed_from_version": base,
+    })
+}
+
+/// The problems `after` has that `before` did not, placed in `after`'s text, and the ones it no
+/// longer has, without places (the text has moved since).
+fn problems_json(
+    ctx: &Context<'_>,
+    path: &Path,
+    before: Option<&Reported>,
+    after: &Reported,
+    introduced: Vec<&Problem>,
+    resolved: Vec<&Problem>,
+) -> (Vec<Value>, Vec<Value>) {
     let mut places = Places::new(ctx, after.encoding);
-    let introduced: Vec<Value> = introduced.into_iter().map(|p| problem_json(&mut places, path, p)).collect();
+    let introduced = introduced.into_iter().map(|p| problem_json(&mut places, path, p)).collect();
     let mut old_places = Places::new(ctx, before.map_or(after.encoding, |b| b.encoding));
-    let resolved: Vec<Value> = resolved
+    let resolved = resolved
         .into_iter()
         .map(|p| {
             let mut v = problem_json(&mut old_places, path, p);
-            // Where it was before the change: the text has moved since.
             if let Some(o) = v.as_object_mut() {
                 for k in ["line", "column", "end_line", "end_column"] {
                     o.remove(k);
@@ -190,17 +252,7 @@ pub fn report_json(
             v
         })
         .collect();
-    let count = |s: Severity| after.problems.iter().filter(|p| p.severity == s).count();
-    json!({
-        "path": shown,
-        "version": after.version,
-        "status": "settled",
-        "introduced": introduced,
-        "resolved": resolved,
-        "errors": count(Severity::Error),
-        "warnings": count(Severity::Warning),
-        "changed_from_version": base,
-    })
+    (introduced, resolved)
 }
 
 #[cfg(test)]
@@ -261,5 +313,63 @@ mod tests {
         d.publish(later.clone());
         let got = waiter.await.expect("join");
         assert_eq!(got, vec![Some(later)]);
+    }
+
+    fn unversioned(problems: Vec<Problem>) -> Reported {
+        Reported { version: None, problems, ..report(0) }
+    }
+
+    /// Issue 33: a language server that publishes without a version (pylsp) sent the report it
+    /// computed for the text before the change just after the change; the editor cannot tell it
+    /// from the change's own, so it is not taken for it, whether it lists the new error or not.
+    #[tokio::test(start_paused = true)]
+    async fn a_report_of_unknown_version_never_settles_however_late_it_comes() {
+        let d = std::sync::Arc::new(Diagnostics::default());
+        d.publish(unversioned(vec![]));
+        let since = Instant::now();
+        let path = PathBuf::from("/w/a.py");
+        assert_eq!(d.unversioned_since(&path, since), None, "the report before the call is not news");
+        let d2 = d.clone();
+        let waiter =
+            tokio::spawn(async move { d2.settle(&[(PathBuf::from("/w/a.py"), 3)], Duration::from_secs(3)).await });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        d.publish(unversioned(vec![]));
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let late = unversioned(vec![problem(7, Severity::Error, "undefined name 'x'")]);
+        d.publish(late.clone());
+        assert_eq!(waiter.await.expect("join"), vec![None], "pending after the whole wait");
+        assert_eq!(d.unversioned_since(&path, since), Some(late), "the latest report, for what it says");
+        // A report stamped with a version says which text it covers: it is never "unversioned".
+        d.publish(report(3));
+        assert_eq!(d.unversioned_since(&path, since), None);
+    }
+
+    #[test]
+    fn pending_shows_a_report_of_unknown_version_as_one_that_may_predate_the_change() {
+        let f = crate::tools::testing::fixture("//- a.py\nx = 1\nprint(y)\n");
+        let path = std::fs::canonicalize(f.dir.path().join("a.py")).expect("real path");
+        let at = |r: Reported| Reported { path: path.clone(), ..r };
+        let before = at(unversioned(vec![problem(0, Severity::Warning, "old")]));
+        let latest = at(unversioned(vec![problem(1, Severity::Error, "undefined name 'y'")]));
+        let ctx = f.ctx();
+        let got = report_json(&ctx, &path, 3, Some(&before), None, Some(&latest), Duration::from_secs(3));
+        assert_eq!(got["status"], "pending", "{got}");
+        assert!(got.get("introduced").is_none(), "nothing is said to be the change's: {got}");
+        assert!(
+            got["note"].as_str().is_some_and(|n| n.contains("may have been computed for the text before")),
+            "{got}"
+        );
+        let latest = &got["latest_report"];
+        assert_eq!(latest["may_predate_the_change"], true, "{got}");
+        assert_eq!((latest["errors"].as_u64(), latest["warnings"].as_u64()), (Some(1), Some(0)), "{got}");
+        assert_eq!(latest["new"][0]["message"], "undefined name 'y'", "{got}");
+        assert_eq!(latest["new"][0]["line"], 2, "{got}");
+        assert_eq!(latest["gone"][0]["message"], "old", "{got}");
+        assert_eq!(got["before_the_change"]["warnings"], 1, "{got}");
+
+        // Without such a report, pending says only what was known before.
+        let got = report_json(&ctx, &path, 3, Some(&before), None, None, Duration::from_secs(3));
+        assert_eq!(got["status"], "pending", "{got}");
+        assert!(got.get("latest_report").is_none(), "{got}");
     }
 }
