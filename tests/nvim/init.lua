@@ -76,7 +76,7 @@ end
 
 -- A real language server beside tether, for the tests of what tether learns from the editor:
 -- basedpyright for Python files when TETHER_BASEDPYRIGHT names its `basedpyright-langserver`.
-if vim.env.TETHER_BASEDPYRIGHT then
+if (vim.env.TETHER_BASEDPYRIGHT or "") ~= "" then
   vim.lsp.config("basedpyright", {
     cmd = { vim.env.TETHER_BASEDPYRIGHT, "--stdio" },
     filetypes = { "python" },
@@ -84,6 +84,17 @@ if vim.env.TETHER_BASEDPYRIGHT then
     settings = { basedpyright = { analysis = { diagnosticMode = "openFilesOnly" } } },
   })
   vim.lsp.enable("basedpyright")
+end
+
+-- Or pylsp (Debian's python3-pylsp with pyflakes) when TETHER_PYLSP names it: a language server
+-- that publishes diagnostics without a version.
+if (vim.env.TETHER_PYLSP or "") ~= "" then
+  vim.lsp.config("pylsp", {
+    cmd = { vim.env.TETHER_PYLSP },
+    filetypes = { "python" },
+    root_markers = { ".git" },
+  })
+  vim.lsp.enable("pylsp")
 end
 
 -- Test hooks: start a tool call without blocking Neovim's loop, and collect its answer.

@@ -8,18 +8,22 @@
 -- when it attaches.
 --
 -- The version: `vim.diagnostic` does not keep the document version a server computed its
--- diagnostics for, so the LSP diagnostic handlers are wrapped to record it per server and
--- buffer: the version the server stated (`PublishDiagnosticsParams.version`), else, for pushed
--- diagnostics, the buffer's version when they arrived, and for pulled ones the version the
--- request was made at. A buffer's diagnostics are stamped with the OLDEST version among its
--- servers: a server that has not caught up with the latest change holds the buffer's
--- diagnostics back, so that tether never takes stale problems for the result of a change. When a
--- server's diagnostics are there without a recorded version (they arrived before the plugin
--- was loaded), the version is `null`.
+-- diagnostics for, so the LSP diagnostic handlers are wrapped to record, per server and buffer, a
+-- version the diagnostics are KNOWN to cover: the version the server stated
+-- (`PublishDiagnosticsParams.version`), or for pulled ones the version the request was made at
+-- (`Client:request` sends the buffer's pending changes first, so the server answers for that
+-- version or a later one). Pushed diagnostics without a version have none: the buffer's version
+-- when they arrive says nothing, since a server may send what it found in the text before a change
+-- after the change reached it (pylsp lints in a thread from the text it had when the lint began),
+-- and nothing tells when its analysis began (issue 33). A buffer's diagnostics are stamped with the
+-- OLDEST version among its servers: a server that has not caught up with the latest change holds
+-- the buffer's diagnostics back, so that tether never takes stale problems for the result of a
+-- change. When any server's version is unknown (it sends none, or its diagnostics arrived before
+-- the plugin was loaded), the version is `null`, and tether answers a change `pending`.
 
 local M = {}
 
----Versions recorded: `stamps[bufnr][client_id]`.
+---Versions recorded: `stamps[bufnr][client_id]`, -1 when not known.
 ---@type table<integer, table<integer, integer>>
 M.stamps = {}
 
@@ -49,21 +53,18 @@ function M.accepts(client)
     and (vim.tbl_get(client.server_capabilities or {}, "experimental", "tether", "protocolVersion") or 0) >= 3
 end
 
----Records the version a server's diagnostics for a buffer belong to.
+---Records the version a server's diagnostics for a buffer are known to cover.
 ---@param uri string
 ---@param client_id integer
----@param version? integer the version the server stated, if it did
+---@param version? integer|vim.NIL the version, if it is known
 local function stamp(uri, client_id, version)
   local fname = vim.uri_to_fname(uri)
   if vim.fn.bufexists(fname) == 0 then
     return
   end
   local bufnr = vim.fn.bufadd(fname)
-  if version == nil or version == vim.NIL then
-    version = vim.lsp.util.buf_versions[bufnr]
-  end
   M.stamps[bufnr] = M.stamps[bufnr] or {}
-  M.stamps[bufnr][client_id] = version or -1
+  M.stamps[bufnr][client_id] = type(version) == "number" and version or -1
   M.schedule(bufnr)
 end
 
@@ -78,19 +79,10 @@ function M.install()
   local lsp_diagnostic = vim.lsp.diagnostic
   local on_publish = lsp_diagnostic.on_publish_diagnostics
   lsp_diagnostic.on_publish_diagnostics = function(err, params, ctx, ...)
-    -- The version is read before the diagnostics are set: at receipt.
-    local fname = params and params.uri and vim.uri_to_fname(params.uri)
-    local at_receipt = nil ---@type integer?
-    if fname and vim.fn.bufexists(fname) == 1 then
-      at_receipt = vim.lsp.util.buf_versions[vim.fn.bufadd(fname)]
-    end
     local results = { on_publish(err, params, ctx, ...) }
     if params and params.uri and ctx and ctx.client_id then
-      local version = params.version
-      if version == nil or version == vim.NIL then
-        version = at_receipt
-      end
-      stamp(params.uri, ctx.client_id, version)
+      -- Only the version the server stated: without one, not known.
+      stamp(params.uri, ctx.client_id, params.version)
     end
     return unpack(results)
   end

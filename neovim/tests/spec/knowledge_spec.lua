@@ -9,7 +9,12 @@ if not H.bin() then
 end
 
 H.setup()
-local ws = H.workspace({ ["a.txt"] = "one\ntwo\nthree\n", ["b.txt"] = "alpha\nbeta\n" })
+local ws = H.workspace({
+  ["a.txt"] = "one\ntwo\nthree\n",
+  ["b.txt"] = "alpha\nbeta\n",
+  ["e.txt"] = "gamma\n",
+  ["f.txt"] = "delta\nepsilon\n",
+})
 
 ---Starts a fake language server on `bufnr` that answers `initialize` and nothing else; returns
 ---its client and a function that makes it publish diagnostics.
@@ -135,13 +140,88 @@ H.test("diagnostics reach tether with the version the server stated, and the old
   end, "tether to hold both reports")
   H.eq(version - 1, file.version, "the older of the two versions")
 
-  -- Without a stated version, the buffer's version when the report arrived.
+  -- Without a stated version, not known: not the buffer's version when the report arrived.
   publish_b({ uri = uri, diagnostics = {} })
   H.wait(function()
     file = reported(bufnr, "a.txt")
     return file and #file.problems == 1
   end, "fake-b's empty report")
-  H.eq(version, file.version, "stamped at receipt")
+  H.eq(vim.NIL, file.version, "a report without a version makes the buffer's unknown")
+end)
+
+H.test("a report without a version leaves the buffer's version unknown", function()
+  local bufnr = H.open(ws .. "/e.txt")
+  local uri = vim.uri_from_bufnr(bufnr)
+  local _, publish = fake_server("fake-unversioned", bufnr)
+  vim.api.nvim_buf_set_lines(bufnr, 0, 1, false, { "ALPHA" })
+  -- Its buffer version when it arrives says nothing: the server may have computed it for the text
+  -- before that version (issue 33).
+  publish({ uri = uri, diagnostics = { problem(0, "unversioned") } })
+  local file
+  H.wait(function()
+    file = reported(bufnr, "e.txt")
+    return file and #file.problems == 1
+  end, "tether to hold the report")
+  H.eq(vim.NIL, file.version, "no version")
+end)
+
+H.test("pulled diagnostics carry the version they were asked for, not the one they arrive at", function()
+  local bufnr = H.open(ws .. "/f.txt")
+  local asked = {} ---@type integer[] the buffer's version at each request
+  local hold = false
+  local id = vim.lsp.start({
+    name = "fake-pull",
+    cmd = function()
+      return {
+        request = function(method, _, callback)
+          if method == "initialize" then
+            callback(nil, { capabilities = { textDocumentSync = 1, diagnosticProvider = {} } })
+          elseif method == "textDocument/diagnostic" then
+            -- Neovim sent its pending changes before this request: the answer is for this version.
+            local n = #asked + 1
+            asked[n] = vim.lsp.util.buf_versions[bufnr]
+            if not hold then
+              vim.defer_fn(function()
+                callback(nil, { kind = "full", items = { problem(0, "pulled " .. n) } })
+              end, 300)
+            end
+          else
+            callback(nil, vim.NIL)
+          end
+          return true, #asked + 1
+        end,
+        -- Neovim pulls after a `didChange` it sent (`LspNotify`), which needs a true here.
+        notify = function()
+          return true
+        end,
+        is_closing = function()
+          return false
+        end,
+        terminate = function() end,
+      }
+    end,
+    root_dir = ws,
+  }, { bufnr = bufnr })
+  local client = assert(vim.lsp.get_client_by_id(assert(id)))
+  H.wait(function()
+    return client.initialized and client.attached_buffers[bufnr]
+  end, "fake-pull to attach")
+  vim.api.nvim_buf_set_lines(bufnr, 0, 1, false, { "CHANGED" })
+  local version = vim.lsp.util.buf_versions[bufnr]
+  H.wait(function()
+    return asked[#asked] == version
+  end, "a pull after the change")
+  local n = #asked
+  -- The buffer moves on while the answer is on its way; the next pull is never answered.
+  hold = true
+  vim.api.nvim_buf_set_lines(bufnr, 1, 2, false, { "AGAIN" })
+  local file
+  H.wait(function()
+    file = reported(bufnr, "f.txt")
+    return file and file.problems[1] and file.problems[1].message == "pulled " .. n
+  end, "tether to hold the pulled report")
+  H.eq(version, file.version, "the version asked for")
+  assert(vim.lsp.util.buf_versions[bufnr] > version, "the buffer moved on")
 end)
 
 H.test("editor context: each file window with its cursor, the current one active and first", function()
