@@ -134,6 +134,31 @@ export function asDiagnostic(d: CodeDiagnostic): Diagnostic {
   return out;
 }
 
+/** The unit of every `character` the extension sends tether. */
+export const POSITION_ENCODING = "utf-16";
+
+/** Params of `tether/publishDiagnostics`. */
+export interface PublishDiagnosticsParams {
+  readonly uri: string;
+  readonly version: number | null;
+  readonly positionEncoding: string;
+  readonly diagnostics: Diagnostic[];
+}
+
+/**
+ * One document's diagnostics as `tether/publishDiagnostics` sends them: with no version, whatever
+ * version the document has when VS Code hands them over. VS Code's API does not say which version
+ * a provider checked, and a provider can hand over what it found in the text before a change
+ * after the change was made; stamped with the document's version then, that report would be
+ * taken for the change's result ("settled, nothing introduced" while the real report, with the
+ * error, is still on its way). Without a version tether never takes a report for a change's
+ * result: the change's diagnostics are `pending`, the latest report shown as one that may predate
+ * it (editors/protocol.md).
+ */
+export function diagnosticsParams(uri: string, diagnostics: readonly CodeDiagnostic[]): PublishDiagnosticsParams {
+  return { uri, version: null, positionEncoding: POSITION_ENCODING, diagnostics: diagnostics.map(asDiagnostic) };
+}
+
 /** Whether two diagnostics say the same thing at the same place. */
 export function sameDiagnostic(a: CodeDiagnostic, b: CodeDiagnostic): boolean {
   return JSON.stringify(asDiagnostic(a)) === JSON.stringify(asDiagnostic(b));

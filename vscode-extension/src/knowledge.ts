@@ -21,32 +21,22 @@ import {
 } from "vscode-languageclient/node";
 
 import {
-  asDiagnostic,
   asDocumentSymbols,
   asHover,
   asLocations,
   asRange,
   asSymbolInformations,
   asWorkspaceEdit,
+  diagnosticsParams,
   isEmptyAnswer,
+  POSITION_ENCODING,
   withoutDeclarations,
   withoutOwn,
 } from "./convert";
 import { EDITOR_CONTEXT, LANGUAGE_REQUEST, PUBLISH_DIAGNOSTICS } from "./protocol";
 
-/** The unit of every `character` the extension sends tether. */
-const POSITION_ENCODING = "utf-16";
-
 /** The name `tether/languageRequest` gives for VS Code's providers, which have no names in the API. */
 export const PROVIDERS_NAME = "vscode";
-
-/** Params of `tether/publishDiagnostics`. */
-export interface PublishDiagnosticsParams {
-  readonly uri: string;
-  readonly version: number | null;
-  readonly positionEncoding: string;
-  readonly diagnostics: ReturnType<typeof asDiagnostic>[];
-}
 
 /** One editor in the result of `tether/editorContext`. */
 export interface EditorState {
@@ -77,17 +67,11 @@ export interface LanguageRequestResult {
   readonly result: unknown;
 }
 
-/** The version of an open document, as the language client sends it in `didOpen`/`didChange`. */
-function openVersion(uri: vscode.Uri): number | null {
-  const key = uri.toString();
-  return vscode.workspace.textDocuments.find((d) => d.uri.toString() === key)?.version ?? null;
-}
-
 /**
  * Pushes VS Code's diagnostics to tether: for every `file:` document in the workspace whose
- * diagnostics change, all of them (but the language client's own collection, tether's), stamped
- * with the document's current version (VS Code's API does not say which version a provider
- * computed them for); and every document's once each time the client (re)starts.
+ * diagnostics change, all of them (but the language client's own collection, tether's), without
+ * a version (VS Code's API does not say which version a provider computed them for, see
+ * `diagnosticsParams`); and every document's once each time the client (re)starts.
  */
 export class DiagnosticsForwarder implements vscode.Disposable {
   private readonly subscriptions: { dispose(): void }[] = [];
@@ -125,12 +109,10 @@ export class DiagnosticsForwarder implements vscode.Disposable {
       return;
     }
     const own = this.client.diagnostics?.get(uri) ?? [];
-    const params: PublishDiagnosticsParams = {
-      uri: this.client.code2ProtocolConverter.asUri(uri),
-      version: openVersion(uri),
-      positionEncoding: POSITION_ENCODING,
-      diagnostics: withoutOwn(vscode.languages.getDiagnostics(uri), own).map(asDiagnostic),
-    };
+    const params = diagnosticsParams(
+      this.client.code2ProtocolConverter.asUri(uri),
+      withoutOwn(vscode.languages.getDiagnostics(uri), own),
+    );
     this.client.sendNotification(PUBLISH_DIAGNOSTICS, params).catch((e: unknown) => {
       this.log.appendLine(`[tether] sending diagnostics for ${params.uri}: ${e instanceof Error ? e.message : String(e)}`);
     });

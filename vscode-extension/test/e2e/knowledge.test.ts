@@ -29,12 +29,14 @@ interface Problem {
 
 interface FileChange {
   path: string;
-  version: number;
+  version?: number;
   status: string;
-  introduced: Problem[];
-  resolved: Problem[];
-  errors: number;
-  warnings: number;
+  introduced?: Problem[];
+  resolved?: Problem[];
+  errors?: number;
+  warnings?: number;
+  /** A `pending` change's latest report, which may predate the change. */
+  latest_report?: { may_predate_the_change: boolean; errors: number; warnings: number; new: Problem[]; gone: Problem[] };
 }
 
 interface Place {
@@ -170,10 +172,15 @@ describe("the editor's knowledge for the assistant", () => {
     const [change] = afterChange(broken);
     assert.ok(change, JSON.stringify(broken.content));
     assert.equal(change.path, "ts/main.ts");
-    assert.equal(change.status, "settled", JSON.stringify(change));
-    assert.equal(change.version, main.version, "the version the edit produced");
-    assert.equal(change.errors, 1, JSON.stringify(change));
-    const introduced = change.introduced.find((p) => p.code === "2322");
+    // VS Code's API does not say which version a report is for: never `settled` (issue 33), the
+    // latest report shown as one that may predate the change.
+    assert.equal(change.status, "pending", JSON.stringify(change));
+    assert.equal(change.introduced, undefined, JSON.stringify(change));
+    const latest = change.latest_report;
+    assert.ok(latest, JSON.stringify(change));
+    assert.equal(latest.may_predate_the_change, true);
+    assert.equal(latest.errors, 1, JSON.stringify(change));
+    const introduced = latest.new.find((p) => p.code === "2322");
     assert.ok(introduced, JSON.stringify(change));
     assert.equal(introduced.severity, "error");
     assert.equal(introduced.source, "ts");
@@ -196,10 +203,10 @@ describe("the editor's knowledge for the assistant", () => {
     });
     const [after] = afterChange(fixed);
     assert.ok(after);
-    assert.equal(after.status, "settled", JSON.stringify(after));
-    assert.equal(after.errors, 0, JSON.stringify(after));
+    assert.equal(after.status, "pending", JSON.stringify(after));
+    assert.equal(after.latest_report?.errors, 0, JSON.stringify(after));
     assert.deepEqual(
-      after.resolved.map((p) => p.code),
+      after.latest_report.gone.map((p) => p.code),
       ["2322"],
     );
   });

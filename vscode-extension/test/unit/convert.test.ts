@@ -15,6 +15,7 @@ import {
   asSymbolInformations,
   asWorkspaceEdit,
   type CodeRange,
+  diagnosticsParams,
   isEmptyAnswer,
   withoutDeclarations,
   withoutOwn,
@@ -84,6 +85,19 @@ describe("asDiagnostic", () => {
     const b = { range: on(1, 0, 1), severity: 0, message: "b" };
     assert.deepEqual(withoutOwn([a, b, a], [{ ...a }]), [b, a]);
     assert.deepEqual(withoutOwn([a, b], []), [a, b]);
+  });
+
+  // Issue 33: a report on the text before a change, handed over just after it, was stamped with
+  // the changed version and taken for the change's result.
+  it("sends a report without a version: VS Code cannot tell which text it covers", () => {
+    const error = { range: on(3, 14, 20), severity: 0, code: 2322, source: "ts", message: "Type" };
+    assert.deepEqual(diagnosticsParams(uri("main.ts"), [error]), {
+      uri: uri("main.ts"),
+      version: null,
+      positionEncoding: "utf-16",
+      diagnostics: [asDiagnostic(error)],
+    });
+    assert.equal(diagnosticsParams(uri("main.ts"), []).version, null, "an empty report neither");
   });
 });
 
