@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load: one `tether lsp` in a real Neovim, eight attached `tether mcp` clients and a disk writer.
 
-Usage: bench/load.py [--calls N] [--rounds N] [--clients N] [--seed N] [--strict] [--keep]
+Usage: bench/load.py [--calls N] [--rounds N] [--clients N] [--seed N] [--strict] [--keep] [--bin TETHER]
 
 A headless Neovim 0.11 (tests/nvim/init.lua: `tether lsp` through `vim.lsp.start`, Neovim's own
 lenient `workspace/applyEdit`) holds four files open, two of them with a line typed and not
@@ -663,8 +663,8 @@ def summarise(name: str, calls: int, clients: int, r: dict) -> None:
 
 
 def orchestrate(args) -> int:
-    tether = str(REPO / "target" / "release" / "tether")
-    if not args.no_build:
+    tether = args.bin or str(REPO / "target" / "release" / "tether")
+    if not args.no_build and not args.bin:
         subprocess.run(["cargo", "build", "--release", "--locked", "--bin", "tether"], cwd=REPO, check=True)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="tether-load-"))
     root = tmp / "root"
@@ -827,6 +827,7 @@ def main() -> None:
                     help="do not call malloc_trim(0) in the lsp through gdb after the last round")
     ap.add_argument("--keep", action="store_true", help="keep the temporary workspace")
     ap.add_argument("--no-build", action="store_true", help="use target/release/tether as it is")
+    ap.add_argument("--bin", help="the tether binary to run (default: target/release/tether, built first)")
     # Internal: the processes the orchestrator starts.
     ap.add_argument("--client", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--state", help=argparse.SUPPRESS)

@@ -80,9 +80,19 @@ impl Shared {
         let before = if wants_diagnostics { self.diagnostics.all() } else { Vec::new() };
         // Reports that come from now on are news about the change (or may be: see `unversioned_since`).
         let since = tokio::time::Instant::now();
+        let mut hold = None;
         loop {
             let (mut result, delivered) = self
-                .attempt(profile.clone(), name.clone(), args.clone(), cancel.clone(), attempt == max, caller, &client)
+                .attempt(
+                    profile.clone(),
+                    name.clone(),
+                    args.clone(),
+                    cancel.clone(),
+                    attempt == max,
+                    caller,
+                    &client,
+                    hold,
+                )
                 .await;
             if !delivered.retry || attempt >= max || cancel.is_cancelled() {
                 if let (Ok(r), Some(applied)) = (&mut result, &delivered.applied) {
@@ -97,6 +107,8 @@ impl Shared {
                 return result;
             }
             tracing::info!(tool = %name, attempt, "a buffer changed while the edit was applied; running the tool again");
+            // The next attempt holds what changed from its read to its write.
+            hold = delivered.stale_path;
             attempt += 1;
         }
     }
@@ -114,12 +126,15 @@ impl Shared {
         last: bool,
         caller: Caller,
         client: &str,
+        hold: Option<std::path::PathBuf>,
     ) -> (Result<CallResult, CallError>, Delivered) {
         let shared = self.clone();
         let client = client.to_owned();
         let handle = tokio::runtime::Handle::current();
         let fallback = profile.clone();
         let task = tokio::task::spawn_blocking(move || {
+            // Taken before the snapshot, on the thread that runs the tool and its sink.
+            let _held = hold.as_deref().map(crate::sink::hold);
             let Some(vfs) = shared.snapshot() else {
                 let e = Error::invalid(
                     "the editor has no workspace folder open; tether's tools work inside workspace folders",

@@ -52,6 +52,9 @@ pub(crate) struct Delivered {
     /// Whether the plan met a buffer that changed meanwhile, so that running the tool again on a
     /// fresh snapshot may succeed.
     pub retry: bool,
+    /// The real path of the buffer or file that changed meanwhile, when known: the next attempt
+    /// holds it from its read to its write, so that it cannot meet it changed again.
+    pub stale_path: Option<std::path::PathBuf>,
     /// Each open document the plan sent the editor an edit for (its real path), with the version
     /// the edit was made against: its diagnostics must be for a later one.
     pub edited: Vec<(std::path::PathBuf, i32)>,
@@ -118,15 +121,21 @@ impl EditorSink {
     /// `e`, from the disk part of a plan; a file changed on disk since the tool read it (another
     /// process wrote it) is a conflict that a retry on a fresh snapshot can resolve.
     fn disk_failed(&self, e: Error) -> Error {
-        if e.stale_path().is_some() {
-            self.delivery_state().retry = true;
+        if let Some(real) = e.stale_path() {
+            let mut state = self.delivery_state();
+            state.retry = true;
+            state.stale_path = Some(real.to_owned());
         }
         e
     }
 
     /// A `conflict` that a retry on a fresh snapshot can resolve.
     fn stale(&self, path: &SandboxPath, why: &str) -> Error {
-        self.delivery_state().retry = true;
+        {
+            let mut state = self.delivery_state();
+            state.retry = true;
+            state.stale_path = Some(path.real().to_owned());
+        }
         let mut message = format!("{}: {why}", path.given());
         if self.last_attempt {
             let n = self.shared.options.limits.max_attempts;
@@ -468,6 +477,21 @@ impl EditorSink {
         // and no reader ever sees a disk part that is taken back. Writing it can still fail
         // (another program changed the file meanwhile, or the disk did): then the buffer edits
         // that landed are taken back.
+        // The buffers are held against this process's other calls until the edit landed: a call
+        // that read one before this edit would be refused or skipped by the editor, and calls
+        // racing for one buffer would keep failing each other. A call that already holds a
+        // file (run again after a conflict) only tries, and a busy buffer is then a conflict
+        // for the next attempt, which waits for it.
+        let buffers: Vec<std::path::PathBuf> =
+            editor.iter().flat_map(|op| [op.path().path().to_owned(), op.path().real().to_owned()]).collect();
+        let _buffers = match crate::sink::hold_more(&buffers) {
+            Ok(held) => held,
+            Err(busy) => {
+                let path = editor.iter().map(|op| op.path()).find(|p| p.real() == busy || p.path() == busy);
+                let path = path.unwrap_or_else(|| editor[0].path());
+                return Err(self.stale(path, "another call is changing this buffer"));
+            }
+        };
         let prepared = if disk_plan.is_empty() {
             None
         } else {

@@ -215,32 +215,54 @@ fn exclude_others(plan: &EditPlan) -> Result<(Claim, FileLocks)> {
     Ok((claim, locks))
 }
 
-/// A file held against every other change, in this process and in others, for as long as the
-/// value lives: a call whose change met the file changed since it was read runs again holding it,
-/// so that its second read and its write are one step and it cannot lose the race again.
+/// Files held against every other change, in this process and in others, for as long as the
+/// value lives: a call whose change met a file changed since it was read runs again holding it,
+/// so that its second read and its write are one step and it cannot lose the race again; the
+/// editor sink holds the buffers it sends an edit for until the edit landed.
 #[derive(Debug)]
 pub struct Held {
-    real: PathBuf,
+    reals: Vec<PathBuf>,
     _locks: FileLocks,
     _claim: Claim,
 }
 
-/// Holds the file at the real path `real` (see [`Held`]); the calling thread's changes to it go
-/// ahead while others wait.
+/// Holds the file at the real path `real` (see [`Held`]), waiting for it; the calling thread's
+/// changes to it go ahead while others wait. Hold nothing else on this thread when calling it.
 pub fn hold(real: &Path) -> Held {
-    let paths = [real.to_owned()];
-    let claim = Claim::new(paths.to_vec());
+    let paths = vec![real.to_owned()];
+    let claim = Claim::new(paths.clone());
     let locks = FileLocks::acquire(&paths);
-    HELD.with(|h| h.borrow_mut().push(real.to_owned()));
-    Held { real: real.to_owned(), _locks: locks, _claim: claim }
+    HELD.with(|h| h.borrow_mut().extend(paths.iter().cloned()));
+    Held { reals: paths, _locks: locks, _claim: claim }
+}
+
+/// Holds every one of `reals` this thread does not hold yet: waiting for them when it holds
+/// nothing, else only trying, since waiting while holding could deadlock with a change that holds
+/// them and waits for ours. A path found busy is returned as the error.
+pub fn hold_more(reals: &[PathBuf]) -> std::result::Result<Held, PathBuf> {
+    let held = HELD.with(|h| h.borrow().clone());
+    let mut paths: Vec<PathBuf> = reals.iter().filter(|p| !held.contains(p)).cloned().collect();
+    paths.sort();
+    paths.dedup();
+    let (claim, locks) = if held.is_empty() {
+        let claim = Claim::new(paths.clone());
+        (claim, FileLocks::acquire(&paths))
+    } else {
+        let claim = Claim::try_new(paths.clone()).ok_or_else(|| paths[0].clone())?;
+        (claim, FileLocks::try_acquire(&paths)?)
+    };
+    HELD.with(|h| h.borrow_mut().extend(paths.iter().cloned()));
+    Ok(Held { reals: paths, _locks: locks, _claim: claim })
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
         HELD.with(|h| {
             let mut h = h.borrow_mut();
-            if let Some(i) = h.iter().position(|p| *p == self.real) {
-                h.remove(i);
+            for real in &self.reals {
+                if let Some(i) = h.iter().position(|p| p == real) {
+                    h.remove(i);
+                }
             }
         });
     }

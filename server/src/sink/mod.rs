@@ -16,7 +16,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::vfs::Vfs;
 use crate::workspace::SandboxPath;
 
-pub use disk::{hold, DiskSink, Held, Pending, Prepared};
+pub use disk::{hold, hold_more, DiskSink, Held, Pending, Prepared};
 
 /// Where one file's change went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
