@@ -6,8 +6,9 @@
 //! with some context, removed and added lines, in unified form (with line numbers, or bare `@@`)
 //! or in the envelope (anchors, `*** End of File`, `*** Move to:`), plus files added and deleted.
 //! The expected text of every file is computed by a model that places each hunk by the documented
-//! rule at the exact level (a numbered hunk at its line; a hunk without numbers at its first
-//! occurrence after the previous hunk, after its anchor, or, a pure insertion, at the end), keeps
+//! rule at the exact level (a numbered hunk at its line; a hunk without numbers at its one
+//! occurrence after the previous hunk, after its anchor, or, a pure insertion, at the end; a hunk
+//! whose lines or first anchor occur more than once there refuses the whole patch), keeps
 //! untouched and context lines byte for byte, gives added lines the file's break, and follows
 //! `\ No newline at end of file`. The tool's plan, applied to the buffers, must give exactly those
 //! texts. Then one hunk is made impossible (or an added file made to exist already): the tool
@@ -160,7 +161,14 @@ pub fn check(data: &[u8]) {
         eprintln!("{files:#?}\n{sections:#?}");
     }
     let patch = render(&files, &sections, envelope, git, None);
-    let expected = expected(&files, &sections, envelope);
+    let Some(expected) = expected(&files, &sections, envelope) else {
+        // A hunk names no one place: the whole patch is refused, whichever copy it may mean.
+        match run(&files, &patch) {
+            Err((ErrorKind::PatchFailed, message)) => assert!(message.contains("nothing was changed"), "{message}"),
+            other => panic!("a patch whose context names no one place was not refused: {other:?}\n{patch}"),
+        }
+        return;
+    };
     match run(&files, &patch) {
         Ok(got) => assert_eq!(got, expected, "the patch's result\n{patch}"),
         Err(e) => panic!("a patch written from the files did not apply: {e:?}\n{patch}"),
@@ -464,7 +472,11 @@ fn corrupt(input: &mut Input<'_>, sections: &[Section]) -> Option<(String, usize
 }
 
 /// The text of each file after the patch, by the model.
-fn expected(files: &BTreeMap<String, String>, sections: &[Section], envelope: bool) -> BTreeMap<String, String> {
+fn expected(
+    files: &BTreeMap<String, String>,
+    sections: &[Section],
+    envelope: bool,
+) -> Option<BTreeMap<String, String>> {
     let mut out = files.clone();
     for s in sections {
         match &s.change {
@@ -480,21 +492,24 @@ fn expected(files: &BTreeMap<String, String>, sections: &[Section], envelope: bo
             }
             Change::Update { regions, new_final, move_to } => {
                 let base = &files[&s.name];
-                let text = apply_model(base, regions, *new_final, envelope);
+                let text = apply_model(base, regions, *new_final, envelope)?;
                 out.remove(&s.name);
                 out.insert(move_to.clone().unwrap_or_else(|| s.name.clone()), text);
             }
         }
     }
-    out
+    Some(out)
 }
 
 /// A hunk placed by the model: its first old line, its lines, and whether it says the old side
 /// and the new side end without a newline.
 type Placed = (usize, Vec<(char, String)>, bool, bool);
 
-/// `base` with `regions` applied where the documented rules place them, at the exact level.
-fn apply_model(base: &str, regions: &[Region], new_final: bool, envelope: bool) -> String {
+/// `base` with `regions` applied where the documented rules place them, at the exact level; `None`
+/// when a hunk without line numbers names no one place (its lines, or its first `@@` line, occur
+/// more than once after the previous hunk, beyond one copy for each hunk with the same lines), so
+/// that the whole patch must be refused.
+fn apply_model(base: &str, regions: &[Region], new_final: bool, envelope: bool) -> Option<String> {
     let old = split_lines(base);
     let n = old.len();
     let matches =
@@ -504,7 +519,11 @@ fn apply_model(base: &str, regions: &[Region], new_final: bool, envelope: bool) 
     // Each hunk with its lines and the flags its `\ No newline at end of file` markers set: after a
     // removed line the old side's, after an added line the new side's, after context both.
     let mut placed: Vec<Placed> = Vec::new();
-    for r in regions {
+    let pattern = |r: &Region| -> Vec<String> {
+        r.lines(&old, None).into_iter().filter(|(c, _)| *c != '+').map(|(_, t)| t).collect()
+    };
+    let count = |from: usize, pat: &[String]| (from..n).filter(|&i| matches(i, pat)).count();
+    for (index, r) in regions.iter().enumerate() {
         let lines = r.lines(&old, None);
         let (om, nm) = if envelope { (None, None) } else { markers(r, n, old_final, new_final) };
         let old_flag = om.is_some();
@@ -512,6 +531,19 @@ fn apply_model(base: &str, regions: &[Region], new_final: bool, envelope: bool) 
         let pat: Vec<String> = lines.iter().filter(|(c, _)| *c != '+').map(|(_, t)| t.clone()).collect();
         let m = pat.len();
         let forward = envelope || !r.numbered;
+        if forward {
+            if let Some(a) = &r.anchor {
+                if count(cursor, std::slice::from_ref(a)) > 1 {
+                    return None;
+                }
+            } else if m > 0 && !r.eof {
+                let unplaced = |q: &Region| (envelope || !q.numbered) && q.anchor.is_none() && !q.eof;
+                let same = regions[index..].iter().filter(|q| unplaced(q) && pattern(q) == pat).count();
+                if count(cursor, &pat) > same {
+                    return None;
+                }
+            }
+        }
         let pos = if !forward {
             // A numbered hunk is where its numbers say: the exact match at its stated line wins.
             assert!(m == 0 || matches(r.start, &pat), "the generator wrote a hunk that is not in the file");
@@ -589,7 +621,7 @@ fn apply_model(base: &str, regions: &[Region], new_final: bool, envelope: bool) 
         }
     }
     assert_eq!(crate::model::breaks(&text), written, "lines joined in {text:?}");
-    text
+    Some(text)
 }
 
 /// The first `i` in `lo..=hi` that `at` accepts, trying `hint`, `hint + 1`, `hint - 1`, ...

@@ -6,8 +6,11 @@
 //! (as Codex's `apply_patch` does). A stricter match anywhere wins over a looser one nearby. Within
 //! one level, a hunk with line numbers is looked for at its stated line first and then outward
 //! (shifted by how far the previous hunk was found from its own stated line), so a repeated block
-//! is resolved by position; a hunk without line numbers takes the first match after the previous
-//! hunk. Hunks apply in order and never overlap: each is looked for after the previous one. The
+//! is resolved by position; a hunk without line numbers must match exactly one place after the
+//! previous hunk (at the strictest level that matches at all), or the patch is refused with every
+//! candidate, since taking the first of several copies edits a place the model may not have
+//! meant. Hunks with the same lines that change every copy, one each in order, apply in order; a
+//! first `@@` line that occurs more than once is refused the same way. Hunks apply in order and never overlap: each is looked for after the previous one. The
 //! one exception is a pure insertion with neither line numbers nor an `@@` anchor: it goes at the
 //! end of the file (as in Codex) and the next hunk is still looked for from where the one before
 //! it ended.
@@ -132,6 +135,25 @@ impl<'a> Text<'a> {
         None
     }
 
+    /// The indexes in `lo..` where `pattern` matches at the strictest level with any match, at
+    /// most `limit` of them: the candidates a hunk without a tie-breaker must have exactly one of.
+    fn candidates(&mut self, pattern: &[&str], lo: usize, limit: usize) -> Vec<usize> {
+        let (n, m) = (self.lines.len(), pattern.len());
+        if m == 0 || m > n || lo > n - m {
+            return Vec::new();
+        }
+        for level in Fuzz::ALL {
+            let pat: Vec<Cow<'_, str>> = pattern.iter().map(|p| level.key(p)).collect();
+            let keys = self.keys(level);
+            let found: Vec<usize> =
+                (lo..=n - m).filter(|&i| keys[i..i + m].iter().zip(&pat).all(|(a, b)| a == b)).take(limit).collect();
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        Vec::new()
+    }
+
     /// [`seek`](Text::seek) with blank lines left out on both sides: the first index in `lo..`
     /// of a non-blank line from which the pattern's non-blank lines follow one another with only
     /// blank lines between them, every level before a looser one.
@@ -231,6 +253,24 @@ pub fn apply_hunks(base: &str, hunks: &[Hunk]) -> Result<String, HunkFailure> {
         let fail = |reason: String| HunkFailure { index, header: hunk.header.clone(), reason };
         let mut from = cursor;
         let mut anchor_at = None;
+        // A stated line inside the file breaks a tie between places; an absent one, or one past
+        // the end of the file, says nothing.
+        let stated_line = matches!(hunk.placement, Placement::Near { start, .. } if start < n);
+        // The first anchor, when no line number says where, must name one place: taking the
+        // first of several would edit a place the patch may not mean.
+        if let (Some(anchor), false) = (hunk.anchors.first(), stated_line) {
+            if text.candidates(&[anchor.as_str()], from, 2).len() > 1 {
+                let places = text.candidates(&[anchor.as_str()], from, usize::MAX);
+                return Err(fail(format!(
+                    "the `@@` line {} occurs {} times {}, at lines {}; nothing was changed: add a context line or a \
+                     further `@@` line that names one place",
+                    quote(anchor),
+                    places.len(),
+                    after_line(from),
+                    line_list(&places)
+                )));
+            }
+        }
         for anchor in &hunk.anchors {
             let Some(i) = text.seek(&[anchor.as_str()], from, from, false) else {
                 return Err(fail(format!(
@@ -262,6 +302,26 @@ pub fn apply_hunks(base: &str, hunks: &[Hunk]) -> Result<String, HunkFailure> {
                 (false, None, Placement::Forward) => n,
             }
         } else if let Some(i) = text.seek(&old, lo, hint, hunk.at_eof) {
+            // Without a line number or an anchor, context that occurs more than once names no
+            // one place: refuse rather than change the first.
+            // Hunks that change every copy, one each in order, name their places together.
+            if anchor_at.is_none() && !stated_line && !hunk.at_eof {
+                let unplaced = |h: &Hunk| h.anchors.is_empty() && !h.at_eof && h.placement == Placement::Forward;
+                let same = hunks[index..]
+                    .iter()
+                    .filter(|h| unplaced(h) && h.old_lines().map(|l| l.text.as_str()).eq(old.iter().copied()))
+                    .count();
+                if text.candidates(&old, lo, same + 1).len() > same {
+                    let places = text.candidates(&old, lo, usize::MAX);
+                    return Err(fail(format!(
+                        "the hunk's lines occur {} times {}, at lines {}; nothing was changed: add a context line \
+                         that occurs only at the place you mean, or an `@@` line naming its function or section",
+                        places.len(),
+                        after_line(lo),
+                        line_list(&places)
+                    )));
+                }
+            }
             i
         } else {
             // Models often end a hunk with a blank context line the file does not have (at the
@@ -340,6 +400,16 @@ fn align_to_blank_lines(file: &[(&str, &str)], start: usize, lines: &[HunkLine])
 }
 
 /// `after line N`, or `in the file` from the top.
+/// 0-based line indexes as the 1-based numbers a reader sees: `3 and 17`, `3, 9 and 17`.
+fn line_list(places: &[usize]) -> String {
+    let numbers: Vec<String> = places.iter().take(10).map(|i| (i + 1).to_string()).collect();
+    let more = if places.len() > 10 { format!(" and {} more", places.len() - 10) } else { String::new() };
+    match numbers.split_last() {
+        Some((last, rest)) if !rest.is_empty() && more.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => format!("{}{more}", numbers.join(", ")),
+    }
+}
+
 fn after_line(from: usize) -> String {
     if from == 0 {
         "in the file".to_owned()

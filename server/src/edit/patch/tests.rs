@@ -363,6 +363,84 @@ fn hunk_failures_name_the_hunk_and_expected_lines() {
     }
 }
 
+/// A hunk whose context occurs more than once, with nothing to say which copy it means (no
+/// line number, or one past the end of the file, and no `@@` line that names one place), is
+/// refused with every candidate's line, and nothing changes; each case's twin, with the tie
+/// broken, applies at the place it names.
+#[test]
+fn ambiguous_context_is_refused_never_applied_to_the_first_copy() {
+    let twice = "def f():\n    return 1\n\ndef g():\n    return 1\n";
+    let table: Vec<(&str, &str, String, Result<&str, &str>)> = vec![
+        (
+            "envelope, no anchor",
+            twice,
+            envelope("@@\n-    return 1\n+    return 2"),
+            Err("occur 2 times in the file, at lines 2 and 5"),
+        ),
+        (
+            "twin: a context line",
+            twice,
+            envelope("@@\n def g():\n-    return 1\n+    return 2"),
+            Ok("def f():\n    return 1\n\ndef g():\n    return 2\n"),
+        ),
+        (
+            "twin: an anchor",
+            twice,
+            envelope("@@ def g():\n-    return 1\n+    return 2"),
+            Ok("def f():\n    return 1\n\ndef g():\n    return 2\n"),
+        ),
+        ("bare unified @@", twice, udiff("@@\n-    return 1\n+    return 2\n"), Err("at lines 2 and 5")),
+        (
+            "twin: a stated line",
+            twice,
+            udiff("@@ -5 +5 @@\n-    return 1\n+    return 2\n"),
+            Ok("def f():\n    return 1\n\ndef g():\n    return 2\n"),
+        ),
+        (
+            "a stated line past the end",
+            twice,
+            udiff("@@ -40 +40 @@\n-    return 1\n+    return 2\n"),
+            Err("at lines 2 and 5"),
+        ),
+        (
+            "ambiguous after indentation is ignored",
+            "if a:\n    x = 1\nif b:\n\tx = 1\n",
+            envelope("@@\n-  x = 1\n+  x = 2"),
+            Err("at lines 2 and 4"),
+        ),
+        (
+            "twin: exact beats indentation",
+            "if a:\n    x = 1\nif b:\n\tx = 1\n",
+            envelope("@@\n-\tx = 1\n+\tx = 2"),
+            Ok("if a:\n    x = 1\nif b:\n\tx = 2\n"),
+        ),
+        (
+            "an anchor that occurs twice",
+            "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n",
+            envelope("@@   def f():\n-    pass\n+    return"),
+            Err("the `@@` line `  def f():` occurs 2 times"),
+        ),
+        (
+            "twin: anchors that name one place",
+            "class A:\n  def f():\n    pass\nclass B:\n  def f():\n    pass\n",
+            envelope("@@ class B:\n@@   def f():\n-    pass\n+    return"),
+            Ok("class A:\n  def f():\n    pass\nclass B:\n  def f():\n    return\n"),
+        ),
+        ("one hunk per copy, in order", "x\ny\nx\n", envelope("@@\n-x\n+X\n@@\n-x\n+Z"), Ok("X\ny\nZ\n")),
+        ("twin: fewer hunks than copies", "x\ny\nx\nx\n", envelope("@@\n-x\n+X\n@@\n-x\n+Z"), Err("occur 3 times")),
+    ];
+    for (name, base, patch, want) in table {
+        match (apply(base, &patch), want) {
+            (Ok(got), Ok(want)) => assert_eq!(got, want, "{name}"),
+            (Err(got), Err(want)) => {
+                assert!(got.contains(want), "{name}:\n{got}\n--- wanted ---\n{want}");
+                assert!(got.contains("nothing was changed"), "{name}: {got}");
+            }
+            (got, want) => panic!("{name}: got {got:?}, wanted {want:?}"),
+        }
+    }
+}
+
 #[test]
 fn creates_from_an_empty_text() {
     let table: Vec<(&str, String, &str)> = vec![
