@@ -26,14 +26,9 @@ impl SocketConnector {
     }
 
     async fn open(&self, root: &Path) -> Option<Connection> {
-        let dir = match discovery::runtime_dir() {
-            Ok(dir) => dir,
-            Err(e) => {
-                tracing::warn!(error = %e, "no private runtime directory; serving on disk");
-                return None;
-            }
-        };
-        let live = discovery::list(&dir);
+        // Every directory an lsp may have published in, so that a reduced environment (no
+        // XDG_RUNTIME_DIR, another TMPDIR) does not hide the editor's instance.
+        let live: Vec<discovery::Instance> = discovery::lookup_dirs().iter().flat_map(|d| discovery::list(d)).collect();
         let only = match self.attach {
             Attach::Pid(pid) => Some(pid),
             _ => None,

@@ -39,17 +39,50 @@ impl Instance {
     }
 }
 
-/// The private runtime directory: `$XDG_RUNTIME_DIR/tether`, else `tether-<uid>` in the temp
-/// directory. Created 0700; refused when it is not a directory we own or others may enter it.
+/// The private runtime directory a `tether lsp` publishes itself in: `$XDG_RUNTIME_DIR/tether`;
+/// without that variable, `/run/user/<uid>/tether` when the system gives the user that directory,
+/// else `/tmp/tether-<uid>`. Neither fallback reads the environment, so a `tether mcp` started
+/// with a reduced one (an assistant that passes its servers no `XDG_RUNTIME_DIR`, or another
+/// `TMPDIR`) still finds it ([`lookup_dirs`]). Created 0700; refused when it is not a directory we
+/// own or others may enter it.
 pub fn runtime_dir() -> io::Result<PathBuf> {
     let uid = rustix::process::geteuid().as_raw();
     let base = std::env::var_os(XDG_RUNTIME_DIR).map(PathBuf::from).filter(|p| p.is_absolute() && p.is_dir());
     let dir = match base {
         Some(base) => base.join("tether"),
-        None => std::env::temp_dir().join(format!("tether-{uid}")),
+        None => fixed_dirs(uid).remove(0),
     };
     ensure_private_dir(&dir, uid)?;
     Ok(dir)
+}
+
+/// The runtime directories that do not depend on the environment, the one a `tether lsp` without
+/// `XDG_RUNTIME_DIR` uses first: `/run/user/<uid>/tether` when `/run/user/<uid>` is our
+/// directory, then `/tmp/tether-<uid>`.
+fn fixed_dirs(uid: u32) -> Vec<PathBuf> {
+    let runtime = PathBuf::from(format!("/run/user/{uid}"));
+    let ours = fs::symlink_metadata(&runtime).is_ok_and(|m| m.is_dir() && m.uid() == uid);
+    let mut dirs = Vec::new();
+    if ours {
+        dirs.push(runtime.join("tether"));
+    }
+    dirs.push(PathBuf::from(format!("/tmp/tether-{uid}")));
+    dirs
+}
+
+/// Where a `tether mcp` looks for instances: the [`runtime_dir`] alone when `XDG_RUNTIME_DIR` is
+/// set; without it, every directory a `tether lsp` may have used (the fixed ones, and
+/// `tether-<uid>` in this process's temp directory, where earlier versions published), those that
+/// exist and are private.
+pub fn lookup_dirs() -> Vec<PathBuf> {
+    let uid = rustix::process::geteuid().as_raw();
+    if std::env::var_os(XDG_RUNTIME_DIR).is_some_and(|v| Path::new(&v).is_absolute()) {
+        return runtime_dir().into_iter().collect();
+    }
+    let mut dirs = fixed_dirs(uid);
+    dirs.push(std::env::temp_dir().join(format!("tether-{uid}")));
+    dirs.dedup();
+    dirs.into_iter().filter(|d| d.is_dir() && ensure_private_dir(d, uid).is_ok()).collect()
 }
 
 /// Creates `dir` 0700 if missing, then checks it: a real directory (not a symlink), owned by

@@ -2,8 +2,9 @@
 //!
 //! Only this module knows the socket and its format. A `tether lsp` with workspace roots listens
 //! on `<runtime dir>/<pid>.sock` and describes itself in `<runtime dir>/<pid>.json`
-//! ([`discovery`]); the runtime directory is `$XDG_RUNTIME_DIR/tether`, else `tether-<uid>` in the
-//! temp directory, always 0700 and ours. A connection is served only when
+//! ([`discovery`]); the runtime directory is `$XDG_RUNTIME_DIR/tether`, else `/run/user/<uid>/tether`
+//! or `/tmp/tether-<uid>` (chosen without the environment, and all looked in by a `tether mcp`
+//! without `XDG_RUNTIME_DIR`), always 0700 and ours. A connection is served only when
 //!
 //! 1. the peer's effective uid is ours (`SO_PEERCRED` on Linux, `getpeereid` on macOS), and
 //! 2. its first line is a JSON object `{"token": "<64 hex digits>", "profile": "<name>"}` whose

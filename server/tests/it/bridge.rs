@@ -493,3 +493,50 @@ async fn an_attached_read_of_20_mib_comes_back_whole() {
     assert!(text.ends_with(line.trim_end()), "{}", &text[text.len() - 200..]);
     lsp.still_serves().await;
 }
+
+/// An assistant that starts `tether mcp` with a reduced environment (no `XDG_RUNTIME_DIR`, another
+/// `TMPDIR`: Codex starts its servers so) still finds the editor's lsp, itself started without
+/// `XDG_RUNTIME_DIR`: both use a runtime directory that does not depend on the environment, so the
+/// assistant's reads see the unsaved buffer instead of the disk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tether_mcp_in_a_reduced_environment_finds_the_editors_lsp() {
+    let (lsp_tmp, mcp_tmp) = (tempfile::tempdir().expect("tmp"), tempfile::tempdir().expect("tmp"));
+    let dir = tempfile::tempdir().expect("workspace");
+    std::fs::write(dir.path().join("a.txt"), "on disk\n").expect("write");
+    let mut child = tokio::process::Command::new(BIN)
+        .arg("lsp")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("TMPDIR", lsp_tmp.path())
+        .env("XDG_STATE_HOME", crate::lsp_support::state_home())
+        .env_remove("TETHER_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn tether lsp");
+    let (stdin, stdout) = (child.stdin.take().expect("stdin"), child.stdout.take().expect("stdout"));
+    let script = editor_script(Strictness::Strict, ChangeOrder::AfterAnswer);
+    let session = Session::connect(stdout, stdin, dir, Init::neovim(), script, true).await;
+    session.open_from_disk("a.txt");
+    session.type_text("a.txt", 0, 0, "unsaved ");
+    session.sync().await;
+    let pid = child.id().expect("pid");
+    let published = || {
+        let uid = rustix::process::geteuid().as_raw();
+        [format!("/run/user/{uid}/tether/{pid}.json"), format!("/tmp/tether-{uid}/{pid}.json")]
+            .iter()
+            .any(|f| Path::new(f).exists())
+    };
+    wait_until("the discovery file outside the environment's directories", published).await;
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.arg("mcp").arg("--root").arg(session.dir.path());
+    cmd.env_remove("XDG_RUNTIME_DIR").env("TMPDIR", mcp_tmp.path()).env_remove("TETHER_LOG");
+    cmd.env("XDG_STATE_HOME", crate::lsp_support::state_home());
+    let transport = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawn tether mcp").0;
+    let mcp: Mcp = ().serve(transport).await.expect("initialize");
+    let read = body(&call(&mcp, "read_file", json!({"path": "a.txt"})).await);
+    assert!(read.contains("unsaved on disk"), "the read came from the disk, not the editor's buffer: {read}");
+    mcp.cancel().await.expect("stop");
+    drop(child);
+}
