@@ -34,6 +34,12 @@ pub struct Connection {
 pub trait Connector: Send + Sync + 'static {
     /// A connection to the instance that should serve `root`, if one is live.
     fn connect<'a>(&'a self, root: &'a Path) -> BoxFuture<'a, Option<Connection>>;
+
+    /// Why the last [`Connector::connect`] found an instance serving the root and still could
+    /// not reach it (`pid 123: connection refused`); `None` when it found none, or reached it.
+    fn unreachable(&self) -> Option<String> {
+        None
+    }
 }
 
 /// How long after a failed attempt to find an lsp the next call tries again.
@@ -55,6 +61,9 @@ struct State {
     session: Option<RunningService<RoleClient, ()>>,
     label: String,
     last_try: Option<Instant>,
+    /// Why the editor's lsp, which serves this root, could not be reached at the last attempt:
+    /// every call run on disk meanwhile says so.
+    unreachable: Option<String>,
 }
 
 impl AttachedHost {
@@ -99,25 +108,31 @@ impl AttachedHost {
         // Calls wait on this lock meanwhile, so an lsp that accepts but never answers (stopped,
         // wedged) must not hold them for long.
         let attempt = async {
-            let conn = self.connector.connect(&root).await?;
+            let Some(conn) = self.connector.connect(&root).await else {
+                return Err(self.connector.unreachable());
+            };
             let label = conn.label;
             match ().serve(super::LineTransport::new(conn.reader, conn.writer)).await {
-                Ok(session) => Some((session, label)),
+                Ok(session) => Ok((session, label)),
                 Err(e) => {
                     tracing::warn!(instance = %label, error = %e, "could not attach to the editor's tether lsp");
-                    None
+                    Err(Some(format!("{label}: {e}")))
                 }
             }
         };
-        match tokio::time::timeout(ATTACH_TIMEOUT, attempt).await {
-            Ok(Some((session, label))) => {
+        state.unreachable = match tokio::time::timeout(ATTACH_TIMEOUT, attempt).await {
+            Ok(Ok((session, label))) => {
                 tracing::info!(instance = %label, "attached to the editor's tether lsp");
                 state.session = Some(session);
                 state.label = label;
+                None
             }
-            Ok(None) => {}
-            Err(_) => tracing::warn!("the editor's tether lsp did not answer in time; serving on disk"),
-        }
+            Ok(Err(why)) => why,
+            Err(_) => {
+                tracing::warn!("the editor's tether lsp did not answer in time; serving on disk");
+                Some(format!("no answer within {} s", ATTACH_TIMEOUT.as_secs()))
+            }
+        };
     }
 
     /// Forgets the session `label` after it failed.
@@ -168,9 +183,33 @@ impl Host for AttachedHost {
                     }
                 }
             }
-            self.local.call(call).await
+            let unreachable = self.state.lock().await.unreachable.clone();
+            let answer = self.local.call(call).await;
+            // Never on disk silently while the editor's lsp serves this project.
+            match (answer, unreachable) {
+                (Ok(Answer::Made(mut result)), Some(why)) => {
+                    add_note(&mut result, &format!(
+                        "tether: the editor's tether lsp serves this project but could not be reached ({why}), so \
+                         this call ran on the files on disk: it did not see unsaved editor buffers, and any change went \
+                         to the file on disk behind the editor (`tether status` shows the instances)"
+                    ));
+                    Ok(Answer::Made(result))
+                }
+                (answer, _) => answer,
+            }
         })
     }
+}
+
+/// Ends `result` with `note` in a content item of its own, so that a contract's own text stays its
+/// first item.
+fn add_note(result: &mut crate::profiles::CallResult, note: &str) {
+    if result.items.is_empty() {
+        result.items.push(crate::profiles::Item::Text(result.text.clone()));
+    }
+    result.text.push_str("\n\n");
+    result.text.push_str(note);
+    result.items.push(crate::profiles::Item::Text(note.to_owned()));
 }
 
 /// What a change call whose connection to the lsp failed answers: whether the change landed is

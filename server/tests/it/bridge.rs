@@ -540,3 +540,20 @@ async fn tether_mcp_in_a_reduced_environment_finds_the_editors_lsp() {
     mcp.cancel().await.expect("stop");
     drop(child);
 }
+
+/// When the editor's lsp serves the project but cannot be reached (here its socket is gone),
+/// `tether mcp` still answers, on disk, and every result says so: never on disk silently.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_run_on_disk_while_the_editors_lsp_is_unreachable_says_so() {
+    let runtime = runtime_dir();
+    let lsp = start_lsp(&[("a.txt", "on disk\n")], runtime.path()).await;
+    std::fs::remove_file(lsp.socket()).expect("remove the socket");
+    let mcp = start_mcp(lsp.dir(), runtime.path(), &[]).await;
+    for _ in 0..2 {
+        let read = body(&call(&mcp, "read_file", json!({"path": "a.txt"})).await);
+        assert!(read.contains("on disk"), "{read}");
+        assert!(read.contains("could not be reached"), "the disk read does not say the editor was missed: {read}");
+        assert!(read.contains(&format!("pid {}", lsp.pid())), "{read}");
+    }
+    mcp.cancel().await.expect("stop");
+}
