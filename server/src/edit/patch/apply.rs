@@ -347,6 +347,11 @@ pub fn apply_hunks(base: &str, hunks: &[Hunk]) -> Result<String, HunkFailure> {
                 return Err(fail(not_found(&mut text, hunk, &old, lo, hint, anchor_at)));
             }
         };
+        if !old.is_empty() {
+            if let Some(lines) = in_file_indent(&text.lines, start, &body) {
+                body = Cow::Owned(lines);
+            }
+        }
         if let (None, Placement::Near { start: stated, .. }) = (anchor_at, hunk.placement) {
             drift = start as isize - stated as isize;
         }
@@ -363,6 +368,44 @@ pub fn apply_hunks(base: &str, hunks: &[Hunk]) -> Result<String, HunkFailure> {
     // Stable, so insertions at one place keep the patch's order.
     placed.sort_by_key(|p| p.start);
     Ok(build(&text.lines, &placed, base, brk))
+}
+
+/// The hunk's lines with its added lines moved into the file's indentation, when it was found
+/// only after indentation was ignored (spaces where the file has tabs, a block shifted): an added
+/// line written at the indent of one of the hunk's old lines takes that line's indent in the file,
+/// so that a tab-indented file gets tabs (a Makefile recipe stays a recipe); an added line at
+/// an indent no old line has keeps it, as the model chose it. `None`
+/// when the hunk's indentation is the file's, or when one indent of the hunk stands for several
+/// of the file's (ragged whitespace: no translation is certain, so the lines stay as written).
+fn in_file_indent(file: &[(&str, &str)], start: usize, body: &[HunkLine]) -> Option<Vec<HunkLine>> {
+    let old: Vec<&str> = body.iter().filter(|l| l.kind != LineKind::Add).map(|l| l.text.as_str()).collect();
+    let found: Vec<&str> = file.get(start..start + old.len())?.iter().map(|(c, _)| *c).collect();
+    let indent = crate::edit::reindent::indent_of;
+    let pairs: Vec<(&str, &str)> =
+        old.iter().zip(&found).filter(|(o, _)| !o.trim().is_empty()).map(|(o, f)| (indent(o), indent(f))).collect();
+    if pairs.iter().all(|(o, f)| o == f) || !body.iter().any(|l| l.kind == LineKind::Add) {
+        return None;
+    }
+    // Only a consistent translation is certain: one indent of the hunk read as two of the file's
+    // (ragged whitespace) says nothing about where new lines belong, so they stay as written.
+    if pairs.iter().any(|(o, f)| pairs.iter().any(|(o2, f2)| o == o2 && f != f2)) {
+        return None;
+    }
+    // An added line whose indent some old line of the hunk had takes that line's indent in the
+    // file; any other indent is the model's own choice and stays as written.
+    Some(
+        body.iter()
+            .map(|l| {
+                match pairs
+                    .iter()
+                    .find(|(o, _)| l.kind == LineKind::Add && !l.text.trim().is_empty() && indent(&l.text) == *o)
+                {
+                    Some((o, f)) => HunkLine { kind: LineKind::Add, text: format!("{f}{}", &l.text[o.len()..]) },
+                    None => l.clone(),
+                }
+            })
+            .collect(),
+    )
 }
 
 /// `lines`, a hunk found at `start` with blank lines left out, aligned line for line to the file:

@@ -441,6 +441,43 @@ fn ambiguous_context_is_refused_never_applied_to_the_first_copy() {
     }
 }
 
+/// A hunk found only after its indentation was ignored writes its added lines in the file's
+/// indentation, as `edit_file` does: tabs in a tab-indented file, a Makefile recipe kept a recipe,
+/// a block written outdented put back in its place; a hunk in the file's own indentation is
+/// written as sent.
+#[test]
+fn added_lines_take_the_files_indentation() {
+    let table: Vec<(&str, &str, String, &str)> = vec![
+        (
+            "spaces into a tab-indented file",
+            "def f():\n\tif x:\n\t\treturn 1\n",
+            envelope("@@\n def f():\n     if x:\n-        return 1\n+        return 2\n+        log()"),
+            "def f():\n\tif x:\n\t\treturn 2\n\t\tlog()\n",
+        ),
+        (
+            "a Makefile recipe",
+            "all:\n\tcc -o a a.c\n",
+            udiff("@@ -1,2 +1,3 @@\n all:\n-    cc -o a a.c\n+    cc -O2 -o a a.c\n+    strip a\n"),
+            "all:\n\tcc -O2 -o a a.c\n\tstrip a\n",
+        ),
+        (
+            "a method written outdented",
+            "class A:\n    def f(self):\n        return 1\n",
+            envelope("@@\n def f(self):\n-    return 1\n+    return 2"),
+            "class A:\n    def f(self):\n        return 2\n",
+        ),
+        (
+            "twin: the file's own indentation is kept as sent",
+            "def f():\n    return 1\n",
+            envelope("@@\n def f():\n-    return 1\n+    if x:\n+        return 2"),
+            "def f():\n    if x:\n        return 2\n",
+        ),
+    ];
+    for (name, base, patch, want) in table {
+        assert_eq!(apply(base, &patch).unwrap_or_else(|e| panic!("{name}: {e}")), want, "{name}");
+    }
+}
+
 #[test]
 fn creates_from_an_empty_text() {
     let table: Vec<(&str, String, &str)> = vec![
