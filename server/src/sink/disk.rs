@@ -286,7 +286,7 @@ impl Pending {
         std::mem::take(&mut self.applied)
     }
 
-    /// Takes the change back, leaving every file it touched as it was before [`TwoPhaseSink::begin`].
+    /// Takes the change back, leaving every file it touched as it was before [`DiskSink::begin`].
     /// A file changed meanwhile by someone else gets its pre-plan bytes back too. Fails when a
     /// step cannot be undone; the backups are then kept beside the files.
     pub fn rollback(mut self) -> Result<()> {
