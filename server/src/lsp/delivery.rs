@@ -267,8 +267,16 @@ impl Delivery {
             return dests;
         }
         if self.shared.save_policy() == SavePolicy::Never {
-            for (i, _, _) in &to_save {
-                dests[*i] = Destination::BufferNotSaved;
+            // tether saves nothing, but some editors write a buffer they applied a server's edit
+            // to themselves (kak-lsp does, for every buffer whose text matched its file): the
+            // result says what the disk holds, not only what tether's policy is.
+            let disk = self.shared.workspace().map(Vfs::disk);
+            for (i, e, _) in &to_save {
+                let written = disk
+                    .as_ref()
+                    .and_then(|d| d.read_text(&e.path).ok())
+                    .is_some_and(|f| f.text == String::from(&e.expected));
+                dests[*i] = if written { Destination::BufferSaved } else { Destination::BufferNotSaved };
             }
             return dests;
         }
