@@ -501,6 +501,10 @@ class Editor:
 
         home = tmp / "home"
         env = dict(os.environ, TETHER_BIN=tether, TETHER_ROOT=str(root), TETHER_LOG="warn", TETHER_PLUGIN="0")
+        # The lsp returns free memory 0.5 s after its last message (2 s by default, seen on ticks
+        # of that period: up to 4 s), well inside the 3 s idle before each memory sample, so the
+        # samples measure memory kept, not whether the release has come yet.
+        env.setdefault("TETHER_IDLE_RELEASE_MS", "500")
         for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
             (home / var).mkdir(parents=True)
             env[var] = str(home / var)

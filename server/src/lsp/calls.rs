@@ -80,7 +80,7 @@ impl Shared {
         let before = if wants_diagnostics { self.diagnostics.all() } else { Vec::new() };
         // Reports that come from now on are news about the change (or may be: see `unversioned_since`).
         let since = tokio::time::Instant::now();
-        let mut hold = None;
+        let mut hold = Vec::new();
         loop {
             let (mut result, delivered) = self
                 .attempt(
@@ -108,7 +108,7 @@ impl Shared {
             }
             tracing::info!(tool = %name, attempt, "a buffer changed while the edit was applied; running the tool again");
             // The next attempt holds what changed from its read to its write.
-            hold = delivered.stale_path;
+            hold = delivered.hold;
             attempt += 1;
         }
     }
@@ -126,7 +126,7 @@ impl Shared {
         last: bool,
         caller: Caller,
         client: &str,
-        hold: Option<std::path::PathBuf>,
+        hold: Vec<std::path::PathBuf>,
     ) -> (Result<CallResult, CallError>, Delivered) {
         let shared = self.clone();
         let client = client.to_owned();
@@ -134,7 +134,7 @@ impl Shared {
         let fallback = profile.clone();
         let task = tokio::task::spawn_blocking(move || {
             // Taken before the snapshot, on the thread that runs the tool and its sink.
-            let _held = hold.as_deref().map(crate::sink::hold);
+            let _held = (!hold.is_empty()).then(|| crate::sink::hold_all(&hold));
             let Some(vfs) = shared.snapshot() else {
                 let e = Error::invalid(
                     "the editor has no workspace folder open; tether's tools work inside workspace folders",

@@ -275,7 +275,7 @@ impl Delivery {
                 let written = disk
                     .as_ref()
                     .and_then(|d| d.read_text(&e.path).ok())
-                    .is_some_and(|f| f.text == String::from(&e.expected));
+                    .is_some_and(|f| e.expected == f.text.as_str());
                 dests[*i] = if written { Destination::BufferSaved } else { Destination::BufferNotSaved };
             }
             return dests;

@@ -52,9 +52,9 @@ pub(crate) struct Delivered {
     /// Whether the plan met a buffer that changed meanwhile, so that running the tool again on a
     /// fresh snapshot may succeed.
     pub retry: bool,
-    /// The real path of the buffer or file that changed meanwhile, when known: the next attempt
-    /// holds it from its read to its write, so that it cannot meet it changed again.
-    pub stale_path: Option<std::path::PathBuf>,
+    /// The real paths of the plan that met a buffer or file changed meanwhile: the next attempt
+    /// holds them all from its read to its write, so that it cannot meet them changed again.
+    pub hold: Vec<std::path::PathBuf>,
     /// Each open document the plan sent the editor an edit for (its real path), with the version
     /// the edit was made against: its diagnostics must be for a later one.
     pub edited: Vec<(std::path::PathBuf, i32)>,
@@ -124,7 +124,7 @@ impl EditorSink {
         if let Some(real) = e.stale_path() {
             let mut state = self.delivery_state();
             state.retry = true;
-            state.stale_path = Some(real.to_owned());
+            state.hold.push(real.to_owned());
         }
         e
     }
@@ -134,7 +134,7 @@ impl EditorSink {
         {
             let mut state = self.delivery_state();
             state.retry = true;
-            state.stale_path = Some(path.real().to_owned());
+            state.hold.push(path.real().to_owned());
         }
         let mut message = format!("{}: {why}", path.given());
         if self.last_attempt {
@@ -463,6 +463,21 @@ impl EditorSink {
     }
 
     fn apply_plan(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
+        let result = self.apply_routed(vfs, plan);
+        let mut state = self.delivery_state();
+        if result.is_err() && state.retry {
+            // The next attempt holds every file of the plan, not only the one that moved: holding
+            // one and only trying the others could meet another of them busy, attempt after attempt.
+            state
+                .hold
+                .extend(plan.ops.iter().flat_map(|op| [op.path().path().to_owned(), op.path().real().to_owned()]));
+            state.hold.sort();
+            state.hold.dedup();
+        }
+        result
+    }
+
+    fn apply_routed(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
         let caps = self.shared.caps();
         let steps = self.route(plan, &caps)?;
         let editor: Vec<&EditorOp> = steps.iter().flatten().collect();

@@ -229,7 +229,16 @@ pub struct Held {
 /// Holds the file at the real path `real` (see [`Held`]), waiting for it; the calling thread's
 /// changes to it go ahead while others wait. Hold nothing else on this thread when calling it.
 pub fn hold(real: &Path) -> Held {
-    let paths = vec![real.to_owned()];
+    hold_all(&[real.to_owned()])
+}
+
+/// Holds every one of `reals` (see [`Held`]), waiting for them, all at once and in the one order
+/// every change takes them in, so that it cannot deadlock. Hold nothing else on this thread when
+/// calling it.
+pub fn hold_all(reals: &[PathBuf]) -> Held {
+    let mut paths = reals.to_vec();
+    paths.sort();
+    paths.dedup();
     let claim = Claim::new(paths.clone());
     let locks = FileLocks::acquire(&paths);
     HELD.with(|h| h.borrow_mut().extend(paths.iter().cloned()));

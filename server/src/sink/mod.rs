@@ -16,7 +16,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::vfs::Vfs;
 use crate::workspace::SandboxPath;
 
-pub use disk::{hold, hold_more, DiskSink, Held, Pending, Prepared};
+pub use disk::{hold, hold_all, hold_more, DiskSink, Held, Pending, Prepared};
 
 /// Where one file's change went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,41 +161,43 @@ pub const FRESH_ATTEMPTS: u32 = 4;
 /// it ([`Error::stale_path`]): the tool reads again, so a change whose own text nobody touched
 /// (an `edit_file` whose `old_string` is still unique, a patch whose hunks still apply at their
 /// context) lands, and one whose text changed fails as the tool says. Each run after the first
-/// [`hold`]s that file from its read to its write, so other writers cannot make it stale again;
+/// holds that file and the plan's others from its read to its write ([`hold_all`]), so other
+/// writers cannot make them stale again;
 /// at most [`FRESH_ATTEMPTS`] runs. A run that failed changed nothing (sinks apply all or
 /// nothing), so running again is safe.
 pub fn on_fresh_text<R>(sink: &dyn Sink, mut call: impl FnMut(&dyn Sink) -> R) -> R {
     let mut held: Option<Held> = None;
     let mut attempt = 1;
     loop {
-        let watch = StaleWatch { inner: sink, stale: Mutex::new(None) };
+        let watch = StaleWatch { inner: sink, stale: Mutex::new(Vec::new()) };
         let result = call(&watch);
         let stale = watch.stale.into_inner().unwrap_or_else(|e| e.into_inner());
-        match stale {
-            Some(real) if attempt < FRESH_ATTEMPTS => {
-                tracing::debug!(path = %real.display(), attempt, "a file changed since it was read; running the call again");
-                // Let go of the file held so far before waiting for another: holding one while
-                // waiting for a second could deadlock.
-                drop(held.take());
-                held = Some(hold(&real));
-                attempt += 1;
-            }
-            _ => return result,
+        if stale.is_empty() || attempt >= FRESH_ATTEMPTS {
+            return result;
         }
+        tracing::debug!(attempt, "a file changed since it was read; running the call again");
+        // Let go of what was held so far before waiting again: holding some files while waiting
+        // for others could deadlock. Then every file of the plan at once, in the global order.
+        drop(held.take());
+        held = Some(hold_all(&stale));
+        attempt += 1;
     }
 }
 
-/// A sink that notes the file of a stale conflict its plans met.
+/// A sink that notes the files of a plan that met a stale conflict: the changed file and every
+/// other file the plan writes.
 struct StaleWatch<'a> {
     inner: &'a dyn Sink,
-    stale: Mutex<Option<PathBuf>>,
+    stale: Mutex<Vec<PathBuf>>,
 }
 
 impl Sink for StaleWatch<'_> {
     fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
         let result = self.inner.apply(vfs, plan);
         if let Some(real) = result.as_ref().err().and_then(Error::stale_path) {
-            *self.stale.lock().unwrap_or_else(|e| e.into_inner()) = Some(real.to_owned());
+            let mut stale = self.stale.lock().unwrap_or_else(|e| e.into_inner());
+            stale.push(real.to_owned());
+            stale.extend(plan.ops.iter().flat_map(|op| [op.path().path().to_owned(), op.path().real().to_owned()]));
         }
         result
     }
