@@ -16,7 +16,7 @@ use super::sink::{Delivered, EditorSink};
 use crate::config::Cancel;
 use crate::error::{Error, ErrorKind};
 use crate::journal::{CallInfo, Journal, Recording};
-use crate::profiles::{CallError, CallResult, Item, Profile, DIAGNOSTICS_ARGUMENT};
+use crate::profiles::{CallError, CallResult, Profile, DIAGNOSTICS_ARGUMENT};
 use crate::sink::Applied;
 use crate::tools::Context;
 
@@ -98,7 +98,7 @@ impl Shared {
                 if let (Ok(r), Some(applied)) = (&mut result, &delivered.applied) {
                     say_where(r, applied, profile.as_ref(), caller);
                     if let Some(outcome) = delivered.review.as_ref().filter(|_| !r.is_error) {
-                        add_item(r, outcome.to_json().to_string());
+                        r.push_item(outcome.to_json().to_string());
                     }
                     if wants_diagnostics && !r.is_error && !delivered.edited.is_empty() {
                         self.add_diagnostics(r, &delivered.edited, &before, since, &cancel).await;
@@ -208,18 +208,8 @@ impl Shared {
                 report_json(&ctx, path, *base, old, after.as_ref(), unversioned.as_ref(), started.elapsed())
             })
             .collect();
-        add_item(result, serde_json::json!({ "diagnostics_after_change": reports }).to_string());
+        result.push_item(serde_json::json!({ "diagnostics_after_change": reports }).to_string());
     }
-}
-
-/// Ends `result` with a content item of its own (a contract's own text stays its first item).
-fn add_item(result: &mut CallResult, text: String) {
-    if result.items.is_empty() {
-        result.items.push(Item::Text(result.text.clone()));
-    }
-    result.text.push_str("\n\n");
-    result.text.push_str(&text);
-    result.items.push(Item::Text(text));
 }
 
 /// The one place a result is told where its changes went: the buffers a change reached (saved,

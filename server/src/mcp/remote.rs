@@ -188,7 +188,7 @@ impl Host for AttachedHost {
             // Never on disk silently while the editor's lsp serves this project.
             match (answer, unreachable) {
                 (Ok(Answer::Made(mut result)), Some(why)) => {
-                    add_note(&mut result, &format!(
+                    result.push_item(format!(
                         "tether: the editor's tether lsp serves this project but could not be reached ({why}), so \
                          this call ran on the files on disk: it did not see unsaved editor buffers, and any change went \
                          to the file on disk behind the editor (`tether status` shows the instances)"
@@ -199,17 +199,6 @@ impl Host for AttachedHost {
             }
         })
     }
-}
-
-/// Ends `result` with `note` in a content item of its own, so that a contract's own text stays its
-/// first item.
-fn add_note(result: &mut crate::profiles::CallResult, note: &str) {
-    if result.items.is_empty() {
-        result.items.push(crate::profiles::Item::Text(result.text.clone()));
-    }
-    result.text.push_str("\n\n");
-    result.text.push_str(note);
-    result.items.push(crate::profiles::Item::Text(note.to_owned()));
 }
 
 /// What a change call whose connection to the lsp failed answers: whether the change landed is

@@ -135,6 +135,17 @@ pub enum Item {
 }
 
 impl CallResult {
+    /// Ends the result with `text` in a content item of its own, so that a contract's own text
+    /// stays its first item (`text` is then the items joined by a blank line).
+    pub fn push_item(&mut self, text: String) {
+        if self.items.is_empty() {
+            self.items.push(Item::Text(self.text.clone()));
+        }
+        self.text.push_str("\n\n");
+        self.text.push_str(&text);
+        self.items.push(Item::Text(text));
+    }
+
     /// A result of several text items: `text` is them joined with `separator`.
     pub fn texts(items: Vec<String>, separator: &str, is_error: bool) -> CallResult {
         let text = items.join(separator);

@@ -42,6 +42,7 @@
 
 mod claims;
 mod files;
+mod held;
 mod locks;
 
 use std::fs;
@@ -60,6 +61,7 @@ use crate::vfs::{Origin, Vfs};
 use crate::workspace::SandboxPath;
 
 pub use self::files::{BACKUP_SUFFIX, TEMP_PREFIX, TEMP_SUFFIX};
+pub use self::held::{hold, hold_all, hold_more, Held};
 
 /// Applies plans to files on disk.
 #[derive(Debug, Clone, Copy, Default)]
@@ -178,103 +180,23 @@ fn base_segments(base: &Base) -> Vec<&[u8]> {
     std::iter::once(bom_bytes(base.bom)).chain(base.text.chunks(0..base.text.len()).map(str::as_bytes)).collect()
 }
 
-thread_local! {
-    /// The real paths this thread holds with [`hold`] while it runs a call again.
-    static HELD: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// Claims `plan`'s paths against this process's other changes, then locks them against other
-/// processes' (the claim makes the threads of one process take the file locks one at a time).
-/// Paths this thread already [`hold`]s are not taken again; while it holds any, the others are
-/// only tried, since waiting for them while holding could deadlock with a change that holds them
-/// and waits for ours: a path found busy is then a stale conflict, and the call runs again.
+/// processes' ([`held::exclude`]); a path found busy while this thread holds others (a call run
+/// again after a conflict) is a stale conflict, and the call runs again.
 fn exclude_others(plan: &EditPlan) -> Result<(Claim, FileLocks)> {
-    let mut paths: Vec<PathBuf> = plan.ops.iter().flat_map(claimed).collect();
-    let held = HELD.with(|h| h.borrow().clone());
-    if held.is_empty() {
-        let claim = Claim::new(paths.clone());
-        return Ok((claim, FileLocks::acquire(&paths)));
-    }
-    paths.retain(|p| !held.contains(p));
-    let busy = |real: &Path| {
+    let paths: Vec<PathBuf> = plan.ops.iter().flat_map(claimed).collect();
+    held::exclude(&paths).map_err(|real| {
         let given = plan
             .ops
             .iter()
-            .find(|op| claimed(op).iter().any(|p| p == real))
+            .find(|op| claimed(op).contains(&real))
             .map_or_else(|| real.display().to_string(), |op| op.path().given().to_owned());
         Error::stale(
             &given,
-            real,
+            &real,
             format!("{given}: another change to it is being written; nothing was changed, try the change again"),
         )
-    };
-    let Some(claim) = Claim::try_new(paths.clone()) else {
-        return Err(busy(paths.first().map_or(Path::new(""), PathBuf::as_path)));
-    };
-    let locks = FileLocks::try_acquire(&paths).map_err(|p| busy(&p))?;
-    Ok((claim, locks))
-}
-
-/// Files held against every other change, in this process and in others, for as long as the
-/// value lives: a call whose change met a file changed since it was read runs again holding it,
-/// so that its second read and its write are one step and it cannot lose the race again; the
-/// editor sink holds the buffers it sends an edit for until the edit landed.
-#[derive(Debug)]
-pub struct Held {
-    reals: Vec<PathBuf>,
-    _locks: FileLocks,
-    _claim: Claim,
-}
-
-/// Holds the file at the real path `real` (see [`Held`]), waiting for it; the calling thread's
-/// changes to it go ahead while others wait. Hold nothing else on this thread when calling it.
-pub fn hold(real: &Path) -> Held {
-    hold_all(&[real.to_owned()])
-}
-
-/// Holds every one of `reals` (see [`Held`]), waiting for them, all at once and in the one order
-/// every change takes them in, so that it cannot deadlock. Hold nothing else on this thread when
-/// calling it.
-pub fn hold_all(reals: &[PathBuf]) -> Held {
-    let mut paths = reals.to_vec();
-    paths.sort();
-    paths.dedup();
-    let claim = Claim::new(paths.clone());
-    let locks = FileLocks::acquire(&paths);
-    HELD.with(|h| h.borrow_mut().extend(paths.iter().cloned()));
-    Held { reals: paths, _locks: locks, _claim: claim }
-}
-
-/// Holds every one of `reals` this thread does not hold yet: waiting for them when it holds
-/// nothing, else only trying, since waiting while holding could deadlock with a change that holds
-/// them and waits for ours. A path found busy is returned as the error.
-pub fn hold_more(reals: &[PathBuf]) -> std::result::Result<Held, PathBuf> {
-    let held = HELD.with(|h| h.borrow().clone());
-    let mut paths: Vec<PathBuf> = reals.iter().filter(|p| !held.contains(p)).cloned().collect();
-    paths.sort();
-    paths.dedup();
-    let (claim, locks) = if held.is_empty() {
-        let claim = Claim::new(paths.clone());
-        (claim, FileLocks::acquire(&paths))
-    } else {
-        let claim = Claim::try_new(paths.clone()).ok_or_else(|| paths[0].clone())?;
-        (claim, FileLocks::try_acquire(&paths)?)
-    };
-    HELD.with(|h| h.borrow_mut().extend(paths.iter().cloned()));
-    Ok(Held { reals: paths, _locks: locks, _claim: claim })
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        HELD.with(|h| {
-            let mut h = h.borrow_mut();
-            for real in &self.reals {
-                if let Some(i) = h.iter().position(|p| p == real) {
-                    h.remove(i);
-                }
-            }
-        });
-    }
+    })
 }
 
 /// A plan applied to disk and not yet committed: its files are changed, and its undo log and
