@@ -68,7 +68,7 @@ pub fn hold_all(reals: &[PathBuf]) -> Held {
     Held::record(paths, (claim, locks))
 }
 
-/// Holds every one of `reals` this thread does not hold yet ([`exclude`]): waiting for them when
+/// Holds every one of `reals` this thread does not hold yet: waiting for them when
 /// it holds nothing, else only trying. A path found busy is returned as the error.
 pub fn hold_more(reals: &[PathBuf]) -> Result<Held, PathBuf> {
     let held = HELD.with(|h| h.borrow().clone());
