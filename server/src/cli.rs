@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 
 use crate::config::{Cancel, Config};
-use crate::journal::{client, CallInfo, Journal, Recording};
+use crate::journal::{client, CallInfo, Journal, Recording, Rerun};
 use crate::profiles::{self, CallError, Profile};
 use crate::sink::{self, DiskSink};
 use crate::tools::Context;
@@ -369,13 +369,15 @@ fn call(args: CallArgs) -> ExitCode {
         }
     }
     let info = CallInfo::new(&args.tool, profile.name(), client::CLI, &json);
-    let outcome = sink::on_fresh_text(&DiskSink, |sink| match &config.journal {
+    let rerun = Rerun::starting_now();
+    let (mut outcome, stale) = sink::on_fresh_text(&DiskSink, |sink| match &config.journal {
         Some(settings) => {
             let journal = Journal::open(settings, vfs.workspace().roots());
             profile.call(&ctx, &Recording::new(sink, journal, info.clone()), &args.tool, json.clone())
         }
         None => profile.call(&ctx, sink, &args.tool, json.clone()),
     });
+    profiles::name_the_overlap(&mut outcome, profile.as_ref(), config.journal.as_ref(), vfs.workspace().roots(), rerun, stale);
     match outcome {
         Ok(result) => {
             print(&result.text);
@@ -529,10 +531,12 @@ fn run_standard(serve: &ServeArgs, tool: &str, json: Value, show: impl Fn(&Value
     let vfs = Vfs::disk(Arc::new(ws));
     let ctx = Context { vfs: &vfs, config: &config, cancel: &Cancel::default(), editor: None };
     let info = CallInfo::new(tool, "standard", client::CLI, &json);
-    let outcome = sink::on_fresh_text(&DiskSink, |sink| {
+    let rerun = Rerun::starting_now();
+    let (mut outcome, stale) = sink::on_fresh_text(&DiskSink, |sink| {
         let journal = Journal::open(&settings, vfs.workspace().roots());
         profiles::Standard.call(&ctx, &Recording::new(sink, journal, info.clone()), tool, json.clone())
     });
+    profiles::name_the_overlap(&mut outcome, &profiles::Standard, Some(&settings), vfs.workspace().roots(), rerun, stale);
     match outcome {
         Ok(r) if r.is_error => {
             print(&r.text);

@@ -13,10 +13,12 @@
 //! the same directory; a changeset is published with one exclusive link, so concurrent writers
 //! never lose a record or reuse an id. Its size is bounded: the oldest changesets go first.
 //!
-//! `record.rs` is the sink that records what it applies; `merge.rs` reverses a change over later
+//! `record.rs` is the sink that records what it applies; `overlap.rs` names the changes a call
+//! met when its change no longer applies; `merge.rs` reverses a change over later
 //! ones (three-way); `undo.rs` turns changesets back into a plan for the normal sinks.
 
 mod merge;
+mod overlap;
 mod record;
 mod store;
 mod undo;
@@ -30,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::JournalSettings;
 use crate::error::{Error, ErrorKind, Result};
 
+pub use overlap::{who_changed, Rerun};
 pub use record::Recording;
 pub use undo::plan_undo;
 

@@ -80,6 +80,8 @@ impl Shared {
         let before = if wants_diagnostics { self.diagnostics.all() } else { Vec::new() };
         // Reports that come from now on are news about the change (or may be: see `unversioned_since`).
         let since = tokio::time::Instant::now();
+        let rerun = crate::journal::Rerun::starting_now();
+        let mut met: Vec<std::path::PathBuf> = Vec::new();
         let mut hold = Vec::new();
         loop {
             let (mut result, delivered) = self
@@ -104,10 +106,16 @@ impl Shared {
                         self.add_diagnostics(r, &delivered.edited, &before, since, &cancel).await;
                     }
                 }
+                met.extend(delivered.hold);
+                if let Some(vfs) = self.snapshot().filter(|_| !met.is_empty()) {
+                    let journal = self.options.config.journal.as_ref();
+                    crate::profiles::name_the_overlap(&mut result, profile.as_ref(), journal, vfs.workspace().roots(), rerun, met);
+                }
                 return result;
             }
             tracing::info!(tool = %name, attempt, "a buffer changed while the edit was applied; running the tool again");
             // The next attempt holds what changed from its read to its write.
+            met.extend(delivered.hold.iter().cloned());
             hold = delivered.hold;
             attempt += 1;
         }

@@ -110,13 +110,17 @@ pub async fn run_local(vfs: Vfs, sink: Arc<dyn Sink>, call: ToolCall) -> Result<
     let run = move || {
         let ctx = Context { vfs: &vfs, config: &config, cancel: &cancel, editor: None };
         let info = CallInfo::new(&name, profile.name(), &client, &args);
-        crate::sink::on_fresh_text(sink.as_ref(), |sink| match config.journal.as_ref().filter(|_| !read_only) {
+        let rerun = crate::journal::Rerun::starting_now();
+        let journal = config.journal.as_ref().filter(|_| !read_only);
+        let (mut result, stale) = crate::sink::on_fresh_text(sink.as_ref(), |sink| match journal {
             Some(settings) => {
                 let journal = Journal::open(settings, vfs.workspace().roots());
                 profile.call(&ctx, &Recording::new(sink, journal, info.clone()), &name, args.clone())
             }
             None => profile.call(&ctx, sink, &name, args.clone()),
-        })
+        });
+        crate::profiles::name_the_overlap(&mut result, profile.as_ref(), journal, vfs.workspace().roots(), rerun, stale);
+        result
     };
     let outcome = if quick {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).map_err(|_| "the tool panicked")

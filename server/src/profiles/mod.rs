@@ -264,3 +264,59 @@ pub fn by_name(name: &str) -> Result<Box<dyn Profile>> {
         None => Err(Error::invalid(format!("unknown profile `{name}`; known profiles: {}", NAMES.join(", ")))),
     }
 }
+
+/// Turns the failed result of a call that ran again on newer text (a file it changes changed
+/// after its first read, [`crate::sink::on_fresh_text`]) into the `conflict` it is: its change
+/// overlaps what `who` names ([`crate::journal::who_changed`]). In a profile that words errors as
+/// tether does, the error becomes a `conflict` whose message says so before the tool's own words
+/// (`no_match` on the new text, say); a contract with words of its own keeps its text and gains
+/// an item saying it. A result that went through stays as it is.
+pub fn as_overlap(result: &mut Result<CallResult, CallError>, profile: &dyn Profile, who: &str) {
+    let Ok(r) = result else { return };
+    if !r.is_error {
+        return;
+    }
+    let conflict = crate::ErrorKind::Conflict.as_str();
+    let tethers_words = |text: &str| {
+        serde_json::from_str::<Value>(text)
+            .ok()
+            .filter(|v| v.get("error").is_some_and(Value::is_string) && v.get("message").is_some_and(Value::is_string))
+    };
+    let speaks_tethers = tethers_words(&profile.error_result(&Error::new(crate::ErrorKind::Conflict, "")).text)
+        .is_some_and(|v| v["error"] == conflict);
+    let own = (speaks_tethers && r.structured.is_none() && r.items.is_empty()).then(|| tethers_words(&r.text)).flatten();
+    match own {
+        Some(mut v) => {
+            let kind = v["error"].as_str().unwrap_or_default().to_owned();
+            let message = v["message"].as_str().unwrap_or_default();
+            let message = if kind == conflict {
+                format!("{who}. {message}")
+            } else {
+                format!("{who}; this call's change no longer applies to the new text ({kind}: {message})")
+            };
+            v["error"] = Value::from(conflict);
+            v["message"] = Value::from(message);
+            r.text = v.to_string();
+        }
+        None => r.push_item(format!("conflict: {who}; this call's change no longer applies to the new text")),
+    }
+}
+
+/// [`as_overlap`] for a call of `profile` run on `roots` under `journal` (when it is on) that
+/// started at `rerun.since_ms` and met `stale` files changed ([`crate::sink::on_fresh_text`]'s
+/// answer).
+pub fn name_the_overlap(
+    result: &mut Result<CallResult, CallError>,
+    profile: &dyn Profile,
+    journal: Option<&crate::config::JournalSettings>,
+    roots: &[std::path::PathBuf],
+    mut rerun: crate::journal::Rerun,
+    stale: Vec<std::path::PathBuf>,
+) {
+    if stale.is_empty() || !matches!(result, Ok(r) if r.is_error) {
+        return;
+    }
+    rerun.add(stale);
+    let journal = journal.map(|s| crate::journal::Journal::open(s, roots));
+    as_overlap(result, profile, &crate::journal::who_changed(journal.as_ref(), roots, &rerun));
+}

@@ -164,16 +164,22 @@ pub const FRESH_ATTEMPTS: u32 = 4;
 /// holds that file and the plan's others from its read to its write ([`hold_all`]), so other
 /// writers cannot make them stale again;
 /// at most [`FRESH_ATTEMPTS`] runs. A run that failed changed nothing (sinks apply all or
-/// nothing), so running again is safe.
-pub fn on_fresh_text<R>(sink: &dyn Sink, mut call: impl FnMut(&dyn Sink) -> R) -> R {
+/// nothing), so running again is safe. Returns the last run's result and the real paths of
+/// every file a run's plan met changed (and the plan's other files): empty when the first run
+/// went through, else what a failed last run overlapped (`journal::who_changed` names it).
+pub fn on_fresh_text<R>(sink: &dyn Sink, mut call: impl FnMut(&dyn Sink) -> R) -> (R, Vec<PathBuf>) {
     let mut held: Option<Held> = None;
+    let mut met = Vec::new();
     let mut attempt = 1;
     loop {
         let watch = StaleWatch { inner: sink, stale: Mutex::new(Vec::new()) };
         let result = call(&watch);
         let stale = watch.stale.into_inner().unwrap_or_else(|e| e.into_inner());
+        met.extend(stale.iter().cloned());
         if stale.is_empty() || attempt >= FRESH_ATTEMPTS {
-            return result;
+            met.sort();
+            met.dedup();
+            return (result, met);
         }
         tracing::debug!(attempt, "a file changed since it was read; running the call again");
         // Let go of what was held so far before waiting again: holding some files while waiting

@@ -22,6 +22,7 @@ mod lsp_review;
 mod lsp_sync;
 mod mcp_inprocess;
 mod mcp_stdio;
+mod overlap;
 mod read_only;
 mod run_exec;
 mod run_profile;
