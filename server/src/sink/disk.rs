@@ -50,9 +50,7 @@ use std::io;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
-use self::claims::Claim;
 use self::files::{parent, Owner};
-use self::locks::FileLocks;
 use super::{Applied, Destination, Sink, TwoPhaseSink};
 use crate::edit::{Base, EditPlan, FileOp, TextChange};
 use crate::error::{Error, ErrorKind, Result};
@@ -61,7 +59,7 @@ use crate::vfs::{Origin, Vfs};
 use crate::workspace::SandboxPath;
 
 pub use self::files::{BACKUP_SUFFIX, TEMP_PREFIX, TEMP_SUFFIX};
-pub use self::held::{hold, hold_all, hold_more, Held};
+pub use self::held::{hold, hold_all, hold_more, keep_on_stale, take_kept, Held, KeepOnStale};
 
 /// Applies plans to files on disk.
 #[derive(Debug, Clone, Copy, Default)]
@@ -88,20 +86,21 @@ impl TwoPhaseSink for DiskSink {
 
 impl DiskSink {
     fn prepare_with<'p>(&self, vfs: &Vfs, plan: &'p EditPlan, check: bool) -> Result<Prepared<'p>> {
-        let (claim, locks) = exclude_others(plan)?;
+        let exclusion = exclude_others(plan)?;
         let tx = Transaction {
             roots: vfs.workspace().roots().to_vec(),
             undo: Vec::new(),
             cleanup: Vec::new(),
-            _locks: locks,
-            _claim: claim,
+            exclusion: Some(exclusion),
         };
         if check {
             // A path an earlier step creates, moves or deletes is checked by its own step only.
             let mut moved: Vec<PathBuf> = Vec::new();
             for op in &plan.ops {
                 if !claimed(op).iter().any(|p| moved.contains(p)) {
-                    precheck(op)?;
+                    if let Err(e) = precheck(op) {
+                        return Err(tx.rollback(e));
+                    }
                 }
                 if !matches!(op, FileOp::Edit { .. }) {
                     moved.extend(claimed(op));
@@ -183,7 +182,7 @@ fn base_segments(base: &Base) -> Vec<&[u8]> {
 /// Claims `plan`'s paths against this process's other changes, then locks them against other
 /// processes' ([`held::exclude`]); a path found busy while this thread holds others (a call run
 /// again after a conflict) is a stale conflict, and the call runs again.
-fn exclude_others(plan: &EditPlan) -> Result<(Claim, FileLocks)> {
+fn exclude_others(plan: &EditPlan) -> Result<held::Exclusion> {
     let paths: Vec<PathBuf> = plan.ops.iter().flat_map(claimed).collect();
     held::exclude(&paths).map_err(|real| {
         let given = plan
@@ -312,12 +311,10 @@ struct Transaction {
     undo: Vec<(String, Undo)>,
     /// Backups (entries moved aside, copies of old bytes), removed once the plan has succeeded.
     cleanup: Vec<PathBuf>,
-    /// The plan's paths, locked against other tether processes until the transaction is
-    /// committed or undone.
-    _locks: FileLocks,
-    /// The plan's paths, held against other changes in this process until the transaction is
-    /// committed or undone (it is dropped last, with the transaction).
-    _claim: Claim,
+    /// The plan's paths, held against other changes in this process and locked against other
+    /// tether processes until the transaction is committed or undone; after a stale conflict,
+    /// kept for the call's next run when it asked for that ([`held::keep`]).
+    exclusion: Option<held::Exclusion>,
 }
 
 /// The paths an operation writes, both as named (what a rename or delete acts on) and resolved
@@ -539,7 +536,8 @@ impl Transaction {
 
     /// Undoes every completed step, newest first, and returns `cause` with any step that could
     /// not be undone added to its message.
-    fn rollback(self, cause: Error) -> Error {
+    fn rollback(mut self, cause: Error) -> Error {
+        let exclusion = self.exclusion.take();
         if let Err(failed) = self.undo_all() {
             // Backups may now hold the only copy of something: keep every one.
             let message = format!(
@@ -553,6 +551,10 @@ impl Transaction {
                 Some(p) => err.with_path(p),
                 None => err,
             };
+        }
+        // Every step is undone: a call that runs again on the newer text may go on holding the files.
+        if let Some(exclusion) = exclusion.filter(|_| cause.stale_path().is_some()) {
+            held::keep(exclusion);
         }
         cause
     }

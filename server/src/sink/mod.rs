@@ -17,6 +17,7 @@ use crate::vfs::Vfs;
 use crate::workspace::SandboxPath;
 
 pub use disk::{hold, hold_all, hold_more, DiskSink, Held, Pending, Prepared};
+use disk::{keep_on_stale, take_kept};
 
 /// Where one file's change went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,7 +174,12 @@ pub fn on_fresh_text<R>(sink: &dyn Sink, mut call: impl FnMut(&dyn Sink) -> R) -
     let mut attempt = 1;
     loop {
         let watch = StaleWatch { inner: sink, stale: Mutex::new(Vec::new()) };
+        let keeping = (attempt < FRESH_ATTEMPTS).then(keep_on_stale);
         let result = call(&watch);
+        // The files the stale change found changed, still held: the next run reads and writes
+        // them without waiting behind the other writers again.
+        let kept = take_kept();
+        drop(keeping);
         let stale = watch.stale.into_inner().unwrap_or_else(|e| e.into_inner());
         met.extend(stale.iter().cloned());
         if stale.is_empty() || attempt >= FRESH_ATTEMPTS {
@@ -182,10 +188,18 @@ pub fn on_fresh_text<R>(sink: &dyn Sink, mut call: impl FnMut(&dyn Sink) -> R) -
             return (result, met);
         }
         tracing::debug!(attempt, "a file changed since it was read; running the call again");
-        // Let go of what was held so far before waiting again: holding some files while waiting
-        // for others could deadlock. Then every file of the plan at once, in the global order.
-        drop(held.take());
-        held = Some(hold_all(&stale));
+        held = match kept {
+            // Kept on the first run, when nothing else was held: every file of the plan.
+            Some(kept) if held.is_none() && kept.covers(&stale) => Some(kept),
+            // Else let go of everything before waiting again (holding some files while waiting
+            // for others could deadlock), then take every file of the plan at once, in the
+            // global order.
+            kept => {
+                drop(kept);
+                drop(held.take());
+                Some(hold_all(&stale))
+            }
+        };
         attempt += 1;
     }
 }
