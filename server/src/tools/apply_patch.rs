@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{parse_args, schema_of, Context, Effects, Output, Tool};
-use crate::edit::patch::{self, apply_hunks, FileChange, FilePatch};
+use crate::edit::patch::{self, apply_hunks, apply_hunks_noting, FileChange, FilePatch};
 use crate::edit::{Base, EditPlan, FileOp};
 use crate::error::{Error, ErrorKind, Result};
 use crate::vfs::EntryKind;
@@ -77,25 +77,107 @@ impl std::fmt::Display for Status {
 /// Parses `args.patch`, builds the plan of every file's change, and returns it (or, for a dry
 /// run, its diff).
 pub fn apply_patch(ctx: &Context<'_>, args: ApplyPatchArgs) -> Result<Output> {
-    let files = patch::parse(&args.patch)?;
+    let mut accepted = Vec::new();
+    let mut files = patch::parse_noting(&args.patch, &mut accepted)?;
+    correct_paths(ctx, &mut files, &mut accepted);
+    let files = merge_sections(ctx, files, &mut accepted);
     let resolved = resolve_all(ctx, &files)?;
     let mut plan = EditPlan::default();
     let mut statuses = Vec::with_capacity(files.len());
     for (file, paths) in files.iter().zip(&resolved) {
-        statuses.push(plan_file(ctx, file, paths, &mut plan)?);
+        statuses.push(plan_file(ctx, file, paths, &mut plan, &mut accepted)?);
     }
     plan.validate()?;
     let listed: Vec<String> = statuses.iter().map(ToString::to_string).collect();
+    // Each slip the patch got away with, so that the model learns the format.
+    let slips: String = accepted.iter().map(|a| format!("\naccepted: {a}")).collect();
     if args.dry_run {
         let diff = plan.render_diff();
-        return Ok(Output::Text(format!("dry run, nothing written: {}\n\n{diff}", listed.join(", "))));
+        return Ok(Output::Text(format!("dry run, nothing written: {}{slips}\n\n{diff}", listed.join(", "))));
     }
     let n = statuses.iter().filter(|s| !matches!(s, Status::Unchanged(_))).count();
     let mut summary = format!("patched {n} file{}:", if n == 1 { "" } else { "s" });
     for line in &listed {
         let _ = write!(summary, "\n{line}");
     }
+    summary.push_str(&slips);
     Ok(Output::Change { plan, summary })
+}
+
+/// The paths of files a patch updates or deletes, when they name no file but a certain one: with
+/// an `a/` or `b/` prefix a unified diff's header would have (`a/src/x.py` for `src/x.py`), or
+/// with letters in another case when exactly one file matches so (`Src/App.py`). Each correction
+/// is said in `accepted`.
+fn correct_paths(ctx: &Context<'_>, files: &mut [FilePatch], accepted: &mut Vec<String>) {
+    for file in files {
+        let (FileChange::Update { path, .. } | FileChange::Delete { path }) = &mut file.change else { continue };
+        if ctx.vfs.resolve(path).is_ok_and(|p| ctx.vfs.exists(&p)) {
+            continue;
+        }
+        let unprefixed = path.strip_prefix("a/").or_else(|| path.strip_prefix("b/")).map(str::to_owned);
+        let found = unprefixed
+            .filter(|p| ctx.vfs.resolve(p).is_ok_and(|r| ctx.vfs.exists(&r)))
+            .or_else(|| other_case(ctx, path));
+        if let Some(found) = found {
+            accepted.push(format!("`{path}` read as `{found}`, the one file it can name"));
+            *path = found;
+        }
+    }
+}
+
+/// The one existing file whose path differs from relative path `given` only in letter case.
+fn other_case(ctx: &Context<'_>, given: &str) -> Option<String> {
+    if std::path::Path::new(given).is_absolute() {
+        return None;
+    }
+    let mut dir = String::new();
+    for (i, part) in given.split('/').filter(|p| !p.is_empty() && *p != ".").enumerate() {
+        let here = ctx.vfs.resolve(if dir.is_empty() { "." } else { &dir }).ok()?;
+        let entries = ctx.vfs.read_dir(&here).ok()?;
+        let name = match entries.iter().find(|(n, _, _)| n == part) {
+            Some((n, _, _)) => n.clone(),
+            None => {
+                let mut same = entries.iter().filter(|(n, _, _)| n.to_lowercase() == part.to_lowercase());
+                let one = same.next()?;
+                if same.next().is_some() {
+                    return None;
+                }
+                one.0.clone()
+            }
+        };
+        if i > 0 {
+            dir.push('/');
+        }
+        dir.push_str(&name);
+    }
+    let found = ctx.vfs.resolve(&dir).ok()?;
+    (ctx.vfs.exists(&found) && ctx.vfs.metadata(&found).is_ok_and(|m| m.kind == EntryKind::File)).then_some(dir)
+}
+
+/// One section per file: a file updated by two sections of the patch (with no move) gets all
+/// their hunks in one, in patch order, and the answer says so.
+fn merge_sections(ctx: &Context<'_>, files: Vec<FilePatch>, accepted: &mut Vec<String>) -> Vec<FilePatch> {
+    let real = |f: &FilePatch| match &f.change {
+        FileChange::Update { path, move_to: None } => ctx.vfs.resolve(path).ok().map(|p| p.real().to_owned()),
+        _ => None,
+    };
+    let mut out: Vec<FilePatch> = Vec::with_capacity(files.len());
+    for file in files {
+        let same = real(&file).and_then(|r| out.iter().position(|o| real(o).as_ref() == Some(&r)));
+        match same {
+            Some(i) => {
+                accepted.push(format!(
+                    "the sections for {} at patch lines {} and {} applied as one",
+                    file.paths()[0],
+                    out[i].line,
+                    file.line
+                ));
+                out[i].hunks.extend(file.hunks);
+            }
+            None => out.push(file),
+        }
+    }
+    out
 }
 
 /// Resolves every path of every file patch before anything else, so that a path outside the
@@ -128,7 +210,13 @@ fn resolve_all(ctx: &Context<'_>, files: &[FilePatch]) -> Result<Vec<Vec<Sandbox
 }
 
 /// Adds one file's operations to `plan` and says what happens to it.
-fn plan_file(ctx: &Context<'_>, file: &FilePatch, paths: &[SandboxPath], plan: &mut EditPlan) -> Result<Status> {
+fn plan_file(
+    ctx: &Context<'_>,
+    file: &FilePatch,
+    paths: &[SandboxPath],
+    plan: &mut EditPlan,
+    accepted: &mut Vec<String>,
+) -> Result<Status> {
     let path = &paths[0];
     match &file.change {
         FileChange::Add { .. } => create(ctx, file, path, plan),
@@ -182,7 +270,7 @@ fn plan_file(ctx: &Context<'_>, file: &FilePatch, paths: &[SandboxPath], plan: &
             let new = if file.hunks.is_empty() {
                 None
             } else {
-                Some(apply_hunks(&file_text.text, &file.hunks).map_err(|f| failed(path, &f))?)
+                Some(apply_hunks_noting(&file_text.text, &file.hunks, accepted).map_err(|f| failed(path, &f))?)
             };
             if let Some(new) = new {
                 let edit = EditPlan::edit_to(path.clone(), Base::from(file_text), &new);

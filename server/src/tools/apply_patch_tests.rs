@@ -240,8 +240,8 @@ fn refuses_and_changes_nothing() {
             "old.txt: the patch moves a.txt here, but old.txt already exists",
         ),
         (
-            "same path twice",
-            "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+1\n--- a/a.txt\n+++ b/a.txt\n@@ -3 +3 @@\n-three\n+3\n",
+            "same path updated, then deleted",
+            "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+1\n--- a/a.txt\n+++ /dev/null\n@@ -1,3 +0,0 @@\n-one\n-two\n-three\n",
             ErrorKind::InvalidInput,
             "a.txt: the patch names this path twice (patch lines 1 and 6)",
         ),
@@ -362,5 +362,69 @@ fn validates_arguments() {
         let (kind, msg) = call(&f, args.clone()).expect_err("invalid");
         assert_eq!(kind, ErrorKind::InvalidInput, "{args}");
         assert!(msg.contains(fragment), "{args}: {msg}");
+    }
+}
+
+/// Slips in paths and sections that name one file for certain apply, and the answer says how it
+/// read them; the twins, where the intent is not certain, are refused and change nothing.
+#[test]
+fn certain_slips_in_paths_and_sections_apply_and_are_named() {
+    let update = |path: &str| format!("*** Begin Patch\n*** Update File: {path}\n@@\n one\n-two\n+TWO\n*** End Patch");
+    // (slip, patch, what the answer says, the file changed and its text)
+    let table: &[(&str, String, &str, (&str, &str))] = &[
+        ("an a/ prefix", update("a/a.txt"), "accepted: `a/a.txt` read as `a.txt`", ("a.txt", "one\nTWO\nthree\n")),
+        ("another case", update("A.TXT"), "accepted: `A.TXT` read as `a.txt`", ("a.txt", "one\nTWO\nthree\n")),
+        ("another case in a folder", "*** Begin Patch\n*** Update File: SRC/Lib.rs\n@@ fn b() {\n-    1\n+    2\n*** End Patch".to_owned(), "accepted: `SRC/Lib.rs` read as `src/lib.rs`", ("src/lib.rs", "fn a() {\n    1\n}\n\nfn b() {\n    2\n}\n")),
+        (
+            "two sections for one file",
+            "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** Update File: old.txt\n@@\n-bye\n+BYE\n*** Update File: a.txt\n@@\n-three\n+THREE\n*** End Patch".to_owned(),
+            "accepted: the sections for a.txt at patch lines 2 and 10 applied as one",
+            ("a.txt", "ONE\ntwo\nTHREE\n"),
+        ),
+        (
+            "hunks out of file order",
+            "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@\n fn b() {\n-    1\n+    2\n@@\n fn a() {\n-    1\n+    0\n".to_owned(),
+            "accepted: hunk 2 (@@) applied at line 1, before the hunk ahead of it in the patch (hunks out of file order)",
+            ("src/lib.rs", "fn a() {\n    0\n}\n\nfn b() {\n    2\n}\n"),
+        ),
+        (
+            "a hunk written against the previous hunk's result",
+            "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n+one and a half\n two\n@@\n one and a half\n-two\n+TWO\n*** End Patch".to_owned(),
+            "accepted: hunk 2 (@@) matched the text after hunk 1, not the file as it was",
+            ("a.txt", "one\none and a half\nTWO\nthree\n"),
+        ),
+    ];
+    for (slip, text, said, (file, want)) in table {
+        let f = fixture(FILES);
+        let summary = patch(&f, text).unwrap_or_else(|e| panic!("{slip}: {e:?}"));
+        assert!(summary.contains(said), "{slip}: {summary}");
+        assert_eq!(tree(f.dir.path()).get(*file).map(String::as_str), Some(*want), "{slip}");
+    }
+
+    // The twins: a path two files could be, hunks out of order that name two places, a hunk
+    // that overlaps another.
+    let twins: &[(&str, &str, &str)] = &[
+        (
+            "a case two files share",
+            "*** Begin Patch\n*** Update File: x.TXT\n@@\n-x\n+y\n*** End Patch",
+            "x.TXT: no such file to update",
+        ),
+        (
+            "out of order, two places",
+            "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@\n fn b() {\n-    1\n+    2\n@@\n-    1\n+    0\n",
+            "hunk 2 (@@) did not apply",
+        ),
+        (
+            "out of order onto the other hunk's lines",
+            "--- a/a.txt\n+++ b/a.txt\n@@\n two\n-three\n+3\n@@\n one\n-two\n+2\n",
+            "hunk 2 (@@) did not apply",
+        ),
+    ];
+    for (twin, text, refused) in twins {
+        let f = fixture(&format!("{FILES}//- x.txt\nx\n//- X.txt\nx\n"));
+        let before = tree(f.dir.path());
+        let (_, message) = patch(&f, text).expect_err(twin);
+        assert!(message.contains(refused), "{twin}: {message}");
+        assert_eq!(tree(f.dir.path()), before, "{twin}");
     }
 }

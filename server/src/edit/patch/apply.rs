@@ -10,7 +10,12 @@
 //! previous hunk (at the strictest level that matches at all), or the patch is refused with every
 //! candidate, since taking the first of several copies edits a place the model may not have
 //! meant. Hunks with the same lines that change every copy, one each in order, apply in order; a
-//! first `@@` line that occurs more than once is refused the same way. Hunks apply in order and never overlap: each is looked for after the previous one. The
+//! first `@@` line that occurs more than once is refused the same way. Hunks apply in order and
+//! never overlap: each is looked for after the previous one. When a hunk is not found there,
+//! [`apply_hunks_noting`] places it anyway where that is certain, and says so: before the previous
+//! hunk when it matches one place in the whole file clear of the other hunks (hunks out of file
+//! order, or a file's second section), or in the text the hunks before it make (a hunk written
+//! against their result). The
 //! one exception is a pure insertion with neither line numbers nor an `@@` anchor: it goes at the
 //! end of the file (as in Codex) and the next hunk is still looked for from where the one before
 //! it ended.
@@ -102,11 +107,19 @@ impl HunkFailure {
 struct Text<'a> {
     lines: Vec<(&'a str, &'a str)>,
     keys: [Option<Vec<Cow<'a, str>>>; 5],
+    /// The last index a match may start at, when an `@@` line confines the search to its block.
+    max_start: Option<usize>,
 }
 
 impl<'a> Text<'a> {
     fn new(base: &'a str) -> Text<'a> {
-        Text { lines: lines(base).collect(), keys: Default::default() }
+        Text { lines: lines(base).collect(), keys: Default::default(), max_start: None }
+    }
+
+    /// The last index a match of `m` lines may start at.
+    fn last_start(&self, m: usize) -> usize {
+        let hi = self.lines.len() - m;
+        self.max_start.map_or(hi, |b| b.min(hi))
     }
 
     fn keys(&mut self, level: Fuzz) -> &[Cow<'a, str>] {
@@ -119,10 +132,10 @@ impl<'a> Text<'a> {
     /// at the end of the text counts.
     fn seek(&mut self, pattern: &[&str], lo: usize, hint: usize, eof: bool) -> Option<usize> {
         let (n, m) = (self.lines.len(), pattern.len());
-        if m == 0 || m > n || lo > n - m {
+        if m == 0 || m > n || lo > self.last_start(m) {
             return None;
         }
-        let hi = n - m;
+        let hi = self.last_start(m);
         for level in Fuzz::ALL {
             let pat: Vec<Cow<'_, str>> = pattern.iter().map(|p| level.key(p)).collect();
             let keys = self.keys(level);
@@ -139,14 +152,15 @@ impl<'a> Text<'a> {
     /// most `limit` of them: the candidates a hunk without a tie-breaker must have exactly one of.
     fn candidates(&mut self, pattern: &[&str], lo: usize, limit: usize) -> Vec<usize> {
         let (n, m) = (self.lines.len(), pattern.len());
-        if m == 0 || m > n || lo > n - m {
+        if m == 0 || m > n || lo > self.last_start(m) {
             return Vec::new();
         }
+        let hi = self.last_start(m);
         for level in Fuzz::ALL {
             let pat: Vec<Cow<'_, str>> = pattern.iter().map(|p| level.key(p)).collect();
             let keys = self.keys(level);
             let found: Vec<usize> =
-                (lo..=n - m).filter(|&i| keys[i..i + m].iter().zip(&pat).all(|(a, b)| a == b)).take(limit).collect();
+                (lo..=hi).filter(|&i| keys[i..i + m].iter().zip(&pat).all(|(a, b)| a == b)).take(limit).collect();
             if !found.is_empty() {
                 return found;
             }
@@ -160,7 +174,8 @@ impl<'a> Text<'a> {
     fn seek_blank(&mut self, pattern: &[&str], lo: usize, hint: usize) -> Option<usize> {
         let want: Vec<&str> = pattern.iter().copied().filter(|p| !p.trim().is_empty()).collect();
         let n = self.lines.len();
-        if want.is_empty() || lo >= n {
+        let hi = self.max_start.map_or(n.saturating_sub(1), |b| b.min(n.saturating_sub(1)));
+        if want.is_empty() || lo >= n || lo > hi {
             return None;
         }
         let blank: Vec<bool> = self.lines.iter().map(|(c, _)| c.trim().is_empty()).collect();
@@ -180,7 +195,7 @@ impl<'a> Text<'a> {
                 }
                 true
             };
-            if let Some(i) = outward(lo, n - 1, hint, at) {
+            if let Some(i) = outward(lo, hi, hint, at) {
                 return Some(i);
             }
         }
@@ -243,131 +258,263 @@ struct Placed<'h> {
 
 /// Applies `hunks`, in order, to `base`. Fails with the first hunk that cannot be placed.
 pub fn apply_hunks(base: &str, hunks: &[Hunk]) -> Result<String, HunkFailure> {
+    apply_hunks_noting(base, hunks, &mut Vec::new())
+}
+
+/// [`apply_hunks`], also placing a hunk that is not where the patch's order says when its place
+/// is certain, and saying so in `accepted`: a hunk before the previous one that matches exactly
+/// one place in the whole file clear of the other hunks (hunks out of file order, or a file's
+/// second section), and a hunk written against the text the hunks before it make.
+pub fn apply_hunks_noting(base: &str, hunks: &[Hunk], accepted: &mut Vec<String>) -> Result<String, HunkFailure> {
     let mut text = Text::new(base);
-    let n = text.lines.len();
     let brk = LineEnding::detect(base).break_for(base);
     let mut cursor = 0usize;
     let mut drift = 0isize;
-    let mut placed = Vec::with_capacity(hunks.len());
+    let mut placed: Vec<Placed<'_>> = Vec::with_capacity(hunks.len());
     for (index, hunk) in hunks.iter().enumerate() {
         let fail = |reason: String| HunkFailure { index, header: hunk.header.clone(), reason };
-        let mut from = cursor;
-        let mut anchor_at = None;
-        // A stated line inside the file breaks a tie between places; an absent one, or one past
-        // the end of the file, says nothing.
-        let stated_line = matches!(hunk.placement, Placement::Near { start, .. } if start < n);
-        // The first anchor, when no line number says where, must name one place: taking the
-        // first of several would edit a place the patch may not mean.
-        if let (Some(anchor), false) = (hunk.anchors.first(), stated_line) {
-            if text.candidates(&[anchor.as_str()], from, 2).len() > 1 {
-                let places = text.candidates(&[anchor.as_str()], from, usize::MAX);
-                return Err(fail(format!(
-                    "the `@@` line {} occurs {} times {}, at lines {}; nothing was changed: add a context line or a \
-                     further `@@` line that names one place",
-                    quote(anchor),
-                    places.len(),
-                    after_line(from),
-                    line_list(&places)
-                )));
-            }
-        }
-        for anchor in &hunk.anchors {
-            let Some(i) = text.seek(&[anchor.as_str()], from, from, false) else {
-                return Err(fail(format!(
-                    "could not find the line {} named by `@@` {}",
-                    quote(anchor),
-                    after_line(from)
-                )));
-            };
-            anchor_at = Some(i);
-            from = i + 1;
-        }
-        let near = |start: usize| start.saturating_add_signed(drift);
-        // The body may repeat the anchor line as its first context line, so it is looked for
-        // from the anchor itself, preferring the line after it.
-        let (lo, hint) = match (anchor_at, hunk.placement) {
-            (Some(i), _) => (i, i + 1),
-            (None, Placement::Near { start, .. }) => (cursor, near(start)),
-            (None, Placement::Forward) => (cursor, cursor),
-        };
-        let mut body: Cow<'_, [HunkLine]> = Cow::Borrowed(&hunk.lines);
-        let old: Vec<&str> = hunk.old_lines().map(|l| l.text.as_str()).collect();
-        let start = if old.is_empty() {
-            // A pure insertion: at its stated line, after its anchor, or (as Codex does for a
-            // hunk without either) at the end of the file.
-            match (hunk.at_eof, anchor_at, hunk.placement) {
-                (true, _, _) => n,
-                (false, Some(i), _) => i + 1,
-                (false, None, Placement::Near { start, .. }) => near(start).clamp(cursor, n),
-                (false, None, Placement::Forward) => n,
-            }
-        } else if let Some(i) = text.seek(&old, lo, hint, hunk.at_eof) {
-            // Without a line number or an anchor, context that occurs more than once names no
-            // one place: refuse rather than change the first.
-            // Hunks that change every copy, one each in order, name their places together.
-            if anchor_at.is_none() && !stated_line && !hunk.at_eof {
-                let unplaced = |h: &Hunk| h.anchors.is_empty() && !h.at_eof && h.placement == Placement::Forward;
-                let same = hunks[index..]
-                    .iter()
-                    .filter(|h| unplaced(h) && h.old_lines().map(|l| l.text.as_str()).eq(old.iter().copied()))
-                    .count();
-                if text.candidates(&old, lo, same + 1).len() > same {
-                    let places = text.candidates(&old, lo, usize::MAX);
-                    return Err(fail(format!(
-                        "the hunk's lines occur {} times {}, at lines {}; nothing was changed: add a context line \
-                         that occurs only at the place you mean, or an `@@` line naming its function or section",
-                        places.len(),
-                        after_line(lo),
-                        line_list(&places)
-                    )));
+        let spot = match place(&mut text, hunks, index, cursor, drift) {
+            Ok(spot) => spot,
+            Err(reason) => {
+                // Before the previous hunk: certain when it names one place in the whole file,
+                // clear of every hunk placed so far.
+                let anywhere = if cursor > 0 { place(&mut text, hunks, index, 0, drift).ok() } else { None };
+                let old: Vec<&str> = hunk.old_lines().map(|l| l.text.as_str()).collect();
+                let found_anywhere = anywhere.is_some()
+                    || !text.candidates(&old, 0, 1).is_empty()
+                    || text.seek_blank(&old, 0, 0).is_some();
+                let earlier =
+                    anywhere.filter(|s| !placed.iter().any(|p| overlaps(p.start, &p.lines, s.start, &s.lines)));
+                if let Some(spot) = earlier {
+                    accepted.push(format!(
+                        "hunk {} ({}) applied at line {}, before the hunk ahead of it in the patch (hunks out of file order)",
+                        index + 1,
+                        hunk.header,
+                        spot.start + 1
+                    ));
+                    placed.push(Placed { start: spot.start, hunk, lines: spot.lines });
+                    drift = spot.drift;
+                    continue;
                 }
-            }
-            i
-        } else {
-            // Models often end a hunk with a blank context line the file does not have (at the
-            // end of the file, typically): try once more without trailing blank context.
-            let keep = hunk.lines.iter().rposition(|l| !(l.kind == LineKind::Context && l.text.trim().is_empty()));
-            let trimmed = &hunk.lines[..keep.map_or(0, |k| k + 1)];
-            let trimmed_old: Vec<&str> =
-                trimmed.iter().filter(|l| l.kind != LineKind::Add).map(|l| l.text.as_str()).collect();
-            let found = if trimmed.len() < hunk.lines.len() && !trimmed_old.is_empty() {
-                text.seek(&trimmed_old, lo, hint, hunk.at_eof)
-            } else {
-                None
-            };
-            // Then, as `edit_file` does, with blank lines left out on both sides: the hunk is
-            // aligned to the file's blank lines, which stay as context.
-            if let Some(i) = found {
-                body = Cow::Borrowed(trimmed);
-                i
-            } else if let Some(i) = (!hunk.at_eof).then(|| text.seek_blank(&old, lo, hint)).flatten() {
-                body = Cow::Owned(align_to_blank_lines(&text.lines, i, &hunk.lines));
-                i
-            } else {
-                return Err(fail(not_found(&mut text, hunk, &old, lo, hint, anchor_at)));
+                // Written against the text the hunks before it make: found nowhere in the file, and
+                // in that text.
+                if index > 0 && !found_anywhere {
+                    placed.sort_by_key(|p| p.start);
+                    let between = build(&text.lines, &placed, base, brk);
+                    let mut notes = Vec::new();
+                    match apply_hunks_noting(&between, &hunks[index..], &mut notes) {
+                        Ok(done) => {
+                            accepted.push(format!(
+                                "hunk {} ({}) matched the text after hunk {index}, not the file as it was",
+                                index + 1,
+                                hunk.header
+                            ));
+                            accepted.extend(notes);
+                            return Ok(done);
+                        }
+                        Err(f) if f.index > 0 => return Err(HunkFailure { index: f.index + index, ..f }),
+                        Err(_) => {}
+                    }
+                }
+                return Err(fail(reason));
             }
         };
-        if !old.is_empty() {
-            if let Some(lines) = in_file_indent(&text.lines, start, &body) {
-                body = Cow::Owned(lines);
-            }
-        }
-        if let (None, Placement::Near { start: stated, .. }) = (anchor_at, hunk.placement) {
-            drift = start as isize - stated as isize;
-        }
-        // A pure insertion sent to the end of the file for want of any position says nothing
-        // about where the next hunk is: like Codex, keep looking from where the previous hunk
-        // ended. The insertion then lands after every later hunk, all of which end by the end
-        // of the file, so the result is the same whichever order they are applied in.
-        let at_end_by_default = old.is_empty() && anchor_at.is_none() && hunk.placement == Placement::Forward;
-        if !at_end_by_default {
-            cursor = start + body.iter().filter(|l| l.kind != LineKind::Add).count();
-        }
-        placed.push(Placed { start, hunk, lines: body });
+        cursor = spot.cursor;
+        drift = spot.drift;
+        placed.push(Placed { start: spot.start, hunk, lines: spot.lines });
     }
     // Stable, so insertions at one place keep the patch's order.
     placed.sort_by_key(|p| p.start);
     Ok(build(&text.lines, &placed, base, brk))
+}
+
+/// The end (exclusive) of the block that line `i` opens: the lines after it indented deeper than
+/// it, and the first line after them when it closes the block (`}`, `]`, `)`, `end`); `None`
+/// when the next non-blank line is not indented deeper (the line opens no block).
+fn block_end(file: &[(&str, &str)], i: usize) -> Option<usize> {
+    let indent = |s: &str| s.len() - s.trim_start().len();
+    let base = indent(file[i].0);
+    let mut inside = false;
+    for (j, (line, _)) in file.iter().enumerate().skip(i + 1) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if indent(line) > base {
+            inside = true;
+            continue;
+        }
+        let t = line.trim();
+        let closes = t.starts_with(['}', ']', ')']) || t == "end" || t.starts_with("end ");
+        return inside.then_some(if closes { j + 1 } else { j });
+    }
+    inside.then_some(file.len())
+}
+
+/// Whether a hunk placed at `b` with `b_lines` touches the old lines of one placed at `a`.
+fn overlaps(a: usize, a_lines: &[HunkLine], b: usize, b_lines: &[HunkLine]) -> bool {
+    let old = |lines: &[HunkLine]| lines.iter().filter(|l| l.kind != LineKind::Add).count();
+    let (a_end, b_end) = (a + old(a_lines), b + old(b_lines));
+    // Two insertions at one place, or an insertion at a hunk's edge, do not overlap.
+    a < b_end && b < a_end
+}
+
+/// Where a hunk goes, and where the next one is looked for.
+struct Spot<'h> {
+    /// Its first old line.
+    start: usize,
+    /// Its lines as applied.
+    lines: Cow<'h, [HunkLine]>,
+    /// Where the next hunk is looked for from.
+    cursor: usize,
+    /// How far from their stated lines the hunks were found.
+    drift: isize,
+}
+
+/// Where hunk `index` goes when looked for from `cursor` (with the previous hunks' `drift` from
+/// their stated lines): its first old line, its lines as applied, and the cursor and drift for
+/// the next hunk; or why it cannot be placed.
+fn place<'h>(
+    text: &mut Text<'_>,
+    hunks: &'h [Hunk],
+    index: usize,
+    cursor: usize,
+    drift: isize,
+) -> Result<Spot<'h>, String> {
+    let found = place_in_scope(text, hunks, index, cursor, drift);
+    text.max_start = None;
+    found
+}
+
+/// [`place`], with [`Text::max_start`] left set when an `@@` line confined the search.
+fn place_in_scope<'h>(
+    text: &mut Text<'_>,
+    hunks: &'h [Hunk],
+    index: usize,
+    cursor: usize,
+    mut drift: isize,
+) -> Result<Spot<'h>, String> {
+    let hunk = &hunks[index];
+    let n = text.lines.len();
+    let mut next_cursor = cursor;
+    let mut from = cursor;
+    let mut anchor_at = None;
+    // A stated line inside the file breaks a tie between places; an absent one, or one past
+    // the end of the file, says nothing.
+    let stated_line = matches!(hunk.placement, Placement::Near { start, .. } if start < n);
+    // The first anchor, when no line number says where, must name one place: taking the
+    // first of several would edit a place the patch may not mean.
+    if let (Some(anchor), false) = (hunk.anchors.first(), stated_line) {
+        if text.candidates(&[anchor.as_str()], from, 2).len() > 1 {
+            let places = text.candidates(&[anchor.as_str()], from, usize::MAX);
+            return Err(format!(
+                "the `@@` line {} occurs {} times {}, at lines {}; nothing was changed: add a context line or a \
+                 further `@@` line that names one place",
+                quote(anchor),
+                places.len(),
+                after_line(from),
+                line_list(&places)
+            ));
+        }
+    }
+    for anchor in &hunk.anchors {
+        let Some(i) = text.seek(&[anchor.as_str()], from, from, false) else {
+            return Err(format!(
+                "could not find the line {} named by `@@` {}",
+                quote(anchor),
+                after_line(from)
+            ));
+        };
+        anchor_at = Some(i);
+        from = i + 1;
+    }
+    // The last `@@` line names a scope when it opens a block: the hunk must start inside it (its
+    // context may run past the block's end), so that lines found only in another function are
+    // not changed there.
+    if let Some(end) = anchor_at.and_then(|i| block_end(&text.lines, i)) {
+        text.max_start = Some(end.saturating_sub(1));
+    }
+    let near = |start: usize| start.saturating_add_signed(drift);
+    // The body may repeat the anchor line as its first context line, so it is looked for
+    // from the anchor itself, preferring the line after it.
+    let (lo, hint) = match (anchor_at, hunk.placement) {
+        (Some(i), _) => (i, i + 1),
+        (None, Placement::Near { start, .. }) => (cursor, near(start)),
+        (None, Placement::Forward) => (cursor, cursor),
+    };
+    let mut body: Cow<'_, [HunkLine]> = Cow::Borrowed(&hunk.lines);
+    let old: Vec<&str> = hunk.old_lines().map(|l| l.text.as_str()).collect();
+    let start = if old.is_empty() {
+        // A pure insertion: at its stated line, after its anchor, or (as Codex does for a
+        // hunk without either) at the end of the file.
+        match (hunk.at_eof, anchor_at, hunk.placement) {
+            (true, _, _) => n,
+            (false, Some(i), _) => i + 1,
+            (false, None, Placement::Near { start, .. }) => near(start).clamp(cursor, n),
+            (false, None, Placement::Forward) => n,
+        }
+    } else if let Some(i) = text.seek(&old, lo, hint, hunk.at_eof) {
+        // Without a line number or an anchor, context that occurs more than once names no
+        // one place: refuse rather than change the first.
+        // Hunks that change every copy, one each in order, name their places together.
+        if anchor_at.is_none() && !stated_line && !hunk.at_eof {
+            let unplaced = |h: &Hunk| h.anchors.is_empty() && !h.at_eof && h.placement == Placement::Forward;
+            let same = hunks[index..]
+                .iter()
+                .filter(|h| unplaced(h) && h.old_lines().map(|l| l.text.as_str()).eq(old.iter().copied()))
+                .count();
+            if text.candidates(&old, lo, same + 1).len() > same {
+                let places = text.candidates(&old, lo, usize::MAX);
+                return Err(format!(
+                    "the hunk's lines occur {} times {}, at lines {}; nothing was changed: add a context line \
+                     that occurs only at the place you mean, or an `@@` line naming its function or section",
+                    places.len(),
+                    after_line(lo),
+                    line_list(&places)
+                ));
+            }
+        }
+        i
+    } else {
+        // Models often end a hunk with a blank context line the file does not have (at the
+        // end of the file, typically): try once more without trailing blank context.
+        let keep = hunk.lines.iter().rposition(|l| !(l.kind == LineKind::Context && l.text.trim().is_empty()));
+        let trimmed = &hunk.lines[..keep.map_or(0, |k| k + 1)];
+        let trimmed_old: Vec<&str> =
+            trimmed.iter().filter(|l| l.kind != LineKind::Add).map(|l| l.text.as_str()).collect();
+        let found = if trimmed.len() < hunk.lines.len() && !trimmed_old.is_empty() {
+            text.seek(&trimmed_old, lo, hint, hunk.at_eof)
+        } else {
+            None
+        };
+        // Then, as `edit_file` does, with blank lines left out on both sides: the hunk is
+        // aligned to the file's blank lines, which stay as context.
+        if let Some(i) = found {
+            body = Cow::Borrowed(trimmed);
+            i
+        } else if let Some(i) = (!hunk.at_eof).then(|| text.seek_blank(&old, lo, hint)).flatten() {
+            body = Cow::Owned(align_to_blank_lines(&text.lines, i, &hunk.lines));
+            i
+        } else {
+            return Err(not_found(text, hunk, &old, lo, hint, anchor_at));
+        }
+    };
+    if !old.is_empty() {
+        if let Some(lines) = in_file_indent(&text.lines, start, &body) {
+            body = Cow::Owned(lines);
+        }
+    }
+    if let (None, Placement::Near { start: stated, .. }) = (anchor_at, hunk.placement) {
+        drift = start as isize - stated as isize;
+    }
+    // A pure insertion sent to the end of the file for want of any position says nothing
+    // about where the next hunk is: like Codex, keep looking from where the previous hunk
+    // ended. The insertion then lands after every later hunk, all of which end by the end
+    // of the file, so the result is the same whichever order they are applied in.
+    let at_end_by_default = old.is_empty() && anchor_at.is_none() && hunk.placement == Placement::Forward;
+    if !at_end_by_default {
+        next_cursor = start + body.iter().filter(|l| l.kind != LineKind::Add).count();
+    }
+    Ok(Spot { start, lines: body, cursor: next_cursor, drift })
 }
 
 /// The hunk's lines with its added lines moved into the file's indentation, when it was found
@@ -473,7 +620,14 @@ fn not_found(
 ) -> String {
     let mut out = match (hunk.at_eof, anchor_at, hunk.placement) {
         (true, _, _) => "expected these lines at the end of the file:".to_owned(),
-        (false, Some(i), _) => format!("expected these lines after line {} (the `@@` line):", i + 1),
+        (false, Some(i), _) => match text.max_start {
+            Some(_) => format!(
+                "expected these lines in the block the `@@` line opens (line {} to line {}):",
+                i + 1,
+                block_end(&text.lines, i).unwrap_or(text.lines.len())
+            ),
+            None => format!("expected these lines after line {} (the `@@` line):", i + 1),
+        },
         (false, None, Placement::Near { stated, .. }) => format!("expected context at or near line {stated}:"),
         (false, None, Placement::Forward) => format!("expected these lines {}:", after_line(lo)),
     };
@@ -496,9 +650,6 @@ fn not_found(
                 quote(text.lines[at + d].0),
                 quote(old[d])
             );
-        }
-        if at < lo {
-            let _ = write!(out, "; it is before the end of the previous hunk, and hunks must be in file order");
         }
     }
     out

@@ -14,7 +14,7 @@ pub mod unified;
 
 use crate::error::{Error, Result};
 
-pub use apply::{apply_hunks, HunkFailure};
+pub use apply::{apply_hunks, apply_hunks_noting, HunkFailure};
 
 /// What a patch does to one file. Paths are as the patch spells them (prefixes like `a/` already
 /// stripped), not yet resolved.
@@ -164,18 +164,25 @@ pub struct PatchLine<'a> {
 /// Fails with `invalid_input` naming the patch line for anything malformed, and for a patch
 /// that names no file.
 pub fn parse(text: &str) -> Result<Vec<FilePatch>> {
+    parse_noting(text, &mut Vec::new())
+}
+
+/// [`parse`], accepting the envelope's harmless slips where the intent is certain (see
+/// [`envelope`]) and saying each one in `accepted` (`missing *** End Patch`), so that the answer
+/// can teach the format.
+pub fn parse_noting(text: &str, accepted: &mut Vec<String>) -> Result<Vec<FilePatch>> {
     let all: Vec<PatchLine<'_>> = text
         .split('\n')
         .enumerate()
         .map(|(i, l)| PatchLine { no: i + 1, text: l.strip_suffix('\r').unwrap_or(l) })
         .collect();
-    let body = strip_fence(trim_blank(&all));
+    let (body, fenced) = strip_fence(trim_blank(&all));
     if body.is_empty() {
         return Err(Error::invalid("`patch` is empty: give a unified diff or a `*** Begin Patch` envelope"));
     }
     // Both parsers refuse a patch without a file section, each in its own format's words.
     if envelope::is_envelope(body) {
-        envelope::parse(body)
+        envelope::parse_noting(body, fenced, accepted)
     } else {
         unified::parse(body, unified::BareRename::Rename)
     }
@@ -202,21 +209,24 @@ fn trim_blank<'s, 'a>(lines: &'s [PatchLine<'a>]) -> &'s [PatchLine<'a>] {
     &lines[start..end]
 }
 
-/// Drops a markdown code fence (```` ``` ````, ```` ```diff ````, `~~~`) around the patch. A fence
-/// line is never a valid patch line (every hunk line has a prefix), so this is unambiguous.
-fn strip_fence<'s, 'a>(lines: &'s [PatchLine<'a>]) -> &'s [PatchLine<'a>] {
+/// Drops a markdown code fence (```` ``` ````, ```` ```diff ````, `~~~`) around the patch, and
+/// says whether a closing fence ended it (so the patch was not cut short). A fence line is never
+/// a valid patch line (every hunk line has a prefix), so this is unambiguous.
+fn strip_fence<'s, 'a>(lines: &'s [PatchLine<'a>]) -> (&'s [PatchLine<'a>], bool) {
     let is_fence = |l: &PatchLine<'_>| {
         let t = l.text.trim_start();
         t.starts_with("```") || t.starts_with("~~~")
     };
     let mut body = lines;
+    let mut closed = false;
     if body.first().is_some_and(is_fence) {
         body = &body[1..];
         if body.last().is_some_and(|l| is_fence(l) && l.text.trim().chars().all(|c| c == '`' || c == '~')) {
             body = &body[..body.len() - 1];
+            closed = true;
         }
     }
-    trim_blank(body)
+    (trim_blank(body), closed)
 }
 
 #[cfg(test)]
