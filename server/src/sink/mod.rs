@@ -173,13 +173,14 @@ pub fn on_fresh_text<R>(sink: &dyn Sink, mut call: impl FnMut(&dyn Sink) -> R) -
     let mut met = Vec::new();
     let mut attempt = 1;
     loop {
-        let watch = StaleWatch { inner: sink, stale: Mutex::new(Vec::new()) };
+        let watch = StaleWatch { inner: sink, stale: Mutex::new(Vec::new()), held: Mutex::new(held.take()) };
         let keeping = (attempt < FRESH_ATTEMPTS).then(keep_on_stale);
         let result = call(&watch);
         // The files the stale change found changed, still held: the next run reads and writes
         // them without waiting behind the other writers again.
         let kept = take_kept();
         drop(keeping);
+        held = watch.held.into_inner().unwrap_or_else(|e| e.into_inner());
         let stale = watch.stale.into_inner().unwrap_or_else(|e| e.into_inner());
         met.extend(stale.iter().cloned());
         if stale.is_empty() || attempt >= FRESH_ATTEMPTS {
@@ -205,15 +206,21 @@ pub fn on_fresh_text<R>(sink: &dyn Sink, mut call: impl FnMut(&dyn Sink) -> R) -
 }
 
 /// A sink that notes the files of a plan that met a stale conflict: the changed file and every
-/// other file the plan writes.
+/// other file the plan writes. It holds what the run was given to hold until a plan is applied,
+/// so that what the call does after its write (recording it in the journal) keeps no other
+/// writer waiting.
 struct StaleWatch<'a> {
     inner: &'a dyn Sink,
     stale: Mutex<Vec<PathBuf>>,
+    held: Mutex<Option<Held>>,
 }
 
 impl Sink for StaleWatch<'_> {
     fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
         let result = self.inner.apply(vfs, plan);
+        if result.is_ok() {
+            drop(self.held.lock().unwrap_or_else(|e| e.into_inner()).take());
+        }
         if let Some(real) = result.as_ref().err().and_then(Error::stale_path) {
             let mut stale = self.stale.lock().unwrap_or_else(|e| e.into_inner());
             stale.push(real.to_owned());
