@@ -152,7 +152,7 @@ impl Track {
     /// giving `rope`, in a notification for `version` that arrived as message number `arrival`.
     pub fn observe(&mut self, range: Range<usize>, text: &str, rope: &Rope, version: i32, arrival: u64) {
         self.version = version;
-        self.current = rope.clone();
+        let previous = std::mem::replace(&mut self.current, rope.clone());
         self.last_arrival = arrival;
         self.moved = true;
         let inserted = text.len();
@@ -183,10 +183,83 @@ impl Track {
                         }
                     }
                 }
+                // An editor that sends the whole text at each sync (kak-lsp) never shows the
+                // state with the user's typing and without the edit: work it out.
+                let whole = range.start == 0 && range.end == previous.len_bytes();
+                if whole && self.explain_by_unseen_state(&previous, rope, version) {
+                    return;
+                }
                 let step = self.step(rope.clone(), target);
                 self.steps.push(step);
             }
         }
+    }
+
+    /// Explains `now`, which replaced `previous` whole, as a state the editor never sent (the
+    /// user's typing on `previous`) with the edit applied to it: where it was meant (landed), or
+    /// at the positions as sent (misplaced). A state is only worked out where it is certain: the
+    /// typing left the edit's own lines as they were and was all after them, or all on whole lines
+    /// before them, and the edit's text stands at the sent positions of `now`. Sets the verdict
+    /// and says whether it did.
+    fn explain_by_unseen_state(&mut self, previous: &Rope, now: &Rope, version: i32) -> bool {
+        let ([(sent_start, sent_end)], [(_, new)]) = (self.sent.positions.as_slice(), self.sent.changes.as_slice())
+        else {
+            return false;
+        };
+        let enc = self.sent.enc;
+        let at = position_to_offset(now, *sent_start, enc).get();
+        if now.len_bytes() < at + new.len() || now.byte_slice(at..at + new.len()) != new.as_str() {
+            return false;
+        }
+        let (before, prev) = (String::from(now.byte_slice(..at)), String::from(previous));
+        let after = String::from(now.byte_slice(at + new.len()..));
+        let lines = |s: &str| s.bytes().filter(|&b| b == b'\n').count() as i64;
+        let spans = i64::from(sent_end.line) - i64::from(sent_start.line);
+        // Lines the typing added before the edit, if all of it was there.
+        let shift = lines(&before) + spans + lines(&after) - lines(&prev);
+        let mut candidates: Vec<String> = Vec::new();
+        // The typing all after the edit's text, not touching it: that text is where it was. (Typing
+        // right at its end reads the same as typing at its start with the edit misplaced.)
+        let (s0, e0) = (position_to_offset(previous, *sent_start, enc).get(), position_to_offset(previous, *sent_end, enc).get());
+        if prev.get(..s0) == Some(before.as_str()) {
+            let unseen = format!("{before}{}{after}", &prev[s0..e0.max(s0)]);
+            if single_change(&prev, &unseen).0.start > e0 {
+                candidates.push(unseen);
+            }
+        }
+        // The typing all on whole lines before the edit's: its lines moved by `shift`.
+        let moved = |p: &Position| {
+            let line = i64::from(p.line) - shift;
+            u32::try_from(line).ok().map(|line| Position { line, character: p.character })
+        };
+        if let (Some(s), Some(e)) = (moved(sent_start), moved(sent_end)) {
+            let (s1, e1) = (position_to_offset(previous, s, enc).get(), position_to_offset(previous, e, enc).get());
+            let line_start = prev[..s1].rfind('\n').map_or(0, |i| i + 1);
+            if shift != 0 && prev.get(e1.max(s1)..) == Some(after.as_str()) {
+                let unseen = format!("{before}{}{after}", &prev[s1..e1.max(s1)]);
+                if single_change(&prev, &unseen).0.end <= line_start {
+                    candidates.push(unseen);
+                }
+            }
+        }
+        let target = self.steps.last().and_then(|s| s.target.clone());
+        for unseen in candidates {
+            let change = single_change(&prev, &unseen);
+            let carried = target.as_ref().and_then(|t| carry(t, &change.0, change.1));
+            let step = self.step(Rope::from_str(&unseen), carried);
+            if step.landed.as_ref().is_some_and(|l| same_text(now, l)) {
+                self.verdict = Verdict::Landed { version, typed: true };
+                return true;
+            }
+            if let Some((m, regions)) = &step.misplaced {
+                if same_text(now, m) {
+                    self.verdict = Verdict::Misplaced;
+                    self.misplacement = Some(Misplacement { regions: regions.clone(), target: step.target.clone() });
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// Marks the end of a notification: one sent after the answer that shows no sign of the edit
@@ -287,6 +360,15 @@ impl Misplacement {
             }
         }
     }
+}
+
+/// The one change that turns `from` into `to`: the byte range of `from` between their common
+/// prefix and suffix, and how many bytes replace it.
+fn single_change(from: &str, to: &str) -> (Range<usize>, usize) {
+    let prefix = from.bytes().zip(to.bytes()).take_while(|(a, b)| a == b).count();
+    let room = from.len().min(to.len()) - prefix;
+    let suffix = from.bytes().rev().zip(to.bytes().rev()).take(room).take_while(|(a, b)| a == b).count();
+    (prefix..from.len() - suffix, to.len() - suffix - prefix)
 }
 
 /// Carries byte ranges through a change that replaced `range` with `inserted` bytes; `None` when
@@ -444,6 +526,37 @@ mod tests {
         let mut b = Buffer { text: BASE.into(), version: 2, arrival: 5 };
         b.change(&mut t, 0..0, "x");
         b.end(&mut t);
+        assert_eq!(t.verdict(), Verdict::Skipped);
+    }
+
+    /// An editor that sends the whole text once per sync (kak-lsp): the state with the user's
+    /// typing and without the edit is never seen, and is worked out where that is certain.
+    #[test]
+    fn a_whole_text_sync_is_explained_by_the_state_it_skipped() {
+        let base = "alpha\nbeta\ngamma typed\n";
+        let whole = |t: &mut Track, now: &str| {
+            let len = String::from(&t.current).len();
+            t.observe(0..len, now, &Rope::from_str(now), 3, 1);
+            t.end_of_notification();
+        };
+        // A line typed above; the editor put the edit at the old line and column.
+        let mut t = track(base, "beta", "BETA");
+        t.sent.checked = true;
+        whole(&mut t, "new line\nBETAa\nbeta\ngamma typed\n");
+        assert_eq!(t.verdict(), Verdict::Misplaced);
+        let r = t.repair().expect("repairable");
+        assert_eq!(r.wanted, "new line\nalpha\nBETA\ngamma typed\n");
+        // Typing after the edit's line, the edit where it was meant.
+        let mut t = track(base, "beta", "BETA");
+        t.sent.checked = true;
+        whole(&mut t, "alpha\nBETA\ngamma typed more\n");
+        assert_eq!(t.verdict(), Verdict::Landed { version: 3, typed: true });
+        // `x` typed where the edit starts, and the edit misplaced onto it, reads the same as `a`
+        // typed where it ends with the edit in place: nothing is certain, so the sync shows the
+        // edit skipped, as before.
+        let mut t = track(base, "beta", "BETA");
+        t.sent.checked = true;
+        whole(&mut t, "alpha\nBETAa\ngamma typed\n");
         assert_eq!(t.verdict(), Verdict::Skipped);
     }
 
