@@ -22,7 +22,8 @@ fn document(size: usize) -> Vec<String> {
     let mut len = 0;
     let mut i = 0;
     while len < size {
-        let line = if i % 10 == 0 { String::new() } else { format!("    let value_{i} = compute({i}, \"lorem ipsum\");") };
+        let line =
+            if i % 10 == 0 { String::new() } else { format!("    let value_{i} = compute({i}, \"lorem ipsum\");") };
         len += line.len() + 1;
         lines.push(line);
         i += 1;
@@ -33,7 +34,8 @@ fn document(size: usize) -> Vec<String> {
 /// A patch changing one line in each of `HUNKS` places spread over the file, three lines of
 /// context on each side; `numbered` gives each hunk its `@@ -a,b +c,d @@` line.
 fn patch(lines: &[String], numbered: bool) -> String {
-    let mut out = if numbered { "--- a/f\n+++ b/f\n".to_owned() } else { "*** Begin Patch\n*** Update File: f\n".to_owned() };
+    let mut out =
+        if numbered { "--- a/f\n+++ b/f\n".to_owned() } else { "*** Begin Patch\n*** Update File: f\n".to_owned() };
     let step = lines.len() / (HUNKS + 1);
     for h in 1..=HUNKS {
         let at = h * step + 5; // never a blank line (every tenth line is one)
@@ -66,7 +68,11 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn main() {
     let lines = document(20 * MIB);
     let text = lines.join("\n") + "\n";
-    println!("{HUNKS}-hunk patch onto a {:.1} MiB file ({} lines), parse + apply, median of {RUNS}:", text.len() as f64 / MIB as f64, lines.len());
+    println!(
+        "{HUNKS}-hunk patch onto a {:.1} MiB file ({} lines), parse + apply, median of {RUNS}:",
+        text.len() as f64 / MIB as f64,
+        lines.len()
+    );
     for (name, numbered) in [("unified diff, line numbers", true), ("envelope, no line numbers", false)] {
         let p = patch(&lines, numbered);
         let mut times = Vec::with_capacity(RUNS);

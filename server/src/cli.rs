@@ -377,7 +377,14 @@ fn call(args: CallArgs) -> ExitCode {
         }
         None => profile.call(&ctx, sink, &args.tool, json.clone()),
     });
-    profiles::name_the_overlap(&mut outcome, profile.as_ref(), config.journal.as_ref(), vfs.workspace().roots(), rerun, stale);
+    profiles::name_the_overlap(
+        &mut outcome,
+        profile.as_ref(),
+        config.journal.as_ref(),
+        vfs.workspace().roots(),
+        rerun,
+        stale,
+    );
     match outcome {
         Ok(result) => {
             print(&result.text);
@@ -536,7 +543,14 @@ fn run_standard(serve: &ServeArgs, tool: &str, json: Value, show: impl Fn(&Value
         let journal = Journal::open(&settings, vfs.workspace().roots());
         profiles::Standard.call(&ctx, &Recording::new(sink, journal, info.clone()), tool, json.clone())
     });
-    profiles::name_the_overlap(&mut outcome, &profiles::Standard, Some(&settings), vfs.workspace().roots(), rerun, stale);
+    profiles::name_the_overlap(
+        &mut outcome,
+        &profiles::Standard,
+        Some(&settings),
+        vfs.workspace().roots(),
+        rerun,
+        stale,
+    );
     match outcome {
         Ok(r) if r.is_error => {
             print(&r.text);

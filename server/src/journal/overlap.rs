@@ -48,7 +48,10 @@ pub fn who_changed(journal: Option<&Journal>, roots: &[PathBuf], rerun: &Rerun) 
     };
     let Some(journal) = journal else {
         let all: Vec<&PathBuf> = rerun.files.iter().collect();
-        return format!("{} changed after this call read it (with the change journal off, tether cannot say who changed it)", names(&all));
+        return format!(
+            "{} changed after this call read it (with the change journal off, tether cannot say who changed it)",
+            names(&all)
+        );
     };
     journal.who_changed(roots, rerun, names)
 }
@@ -118,11 +121,8 @@ fn lines_of(after: &[u8], r: &FileRecord) -> String {
         }
     }
     let more = ranges.len().saturating_sub(MOST);
-    let mut words: Vec<String> = ranges
-        .iter()
-        .take(MOST)
-        .map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}–{b}") })
-        .collect();
+    let mut words: Vec<String> =
+        ranges.iter().take(MOST).map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}–{b}") }).collect();
     if more > 0 {
         words.push(format!("and {more} more places"));
     }

@@ -109,7 +109,14 @@ impl Shared {
                 met.extend(delivered.hold);
                 if let Some(vfs) = self.snapshot().filter(|_| !met.is_empty()) {
                     let journal = self.options.config.journal.as_ref();
-                    crate::profiles::name_the_overlap(&mut result, profile.as_ref(), journal, vfs.workspace().roots(), rerun, met);
+                    crate::profiles::name_the_overlap(
+                        &mut result,
+                        profile.as_ref(),
+                        journal,
+                        vfs.workspace().roots(),
+                        rerun,
+                        met,
+                    );
                 }
                 return result;
             }

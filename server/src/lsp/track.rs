@@ -220,7 +220,8 @@ impl Track {
         let mut candidates: Vec<String> = Vec::new();
         // The typing all after the edit's text, not touching it: that text is where it was. (Typing
         // right at its end reads the same as typing at its start with the edit misplaced.)
-        let (s0, e0) = (position_to_offset(previous, *sent_start, enc).get(), position_to_offset(previous, *sent_end, enc).get());
+        let (s0, e0) =
+            (position_to_offset(previous, *sent_start, enc).get(), position_to_offset(previous, *sent_end, enc).get());
         if prev.get(..s0) == Some(before.as_str()) {
             let unseen = format!("{before}{}{after}", &prev[s0..e0.max(s0)]);
             if single_change(&prev, &unseen).0.start > e0 {

@@ -119,7 +119,14 @@ pub async fn run_local(vfs: Vfs, sink: Arc<dyn Sink>, call: ToolCall) -> Result<
             }
             None => profile.call(&ctx, sink, &name, args.clone()),
         });
-        crate::profiles::name_the_overlap(&mut result, profile.as_ref(), journal, vfs.workspace().roots(), rerun, stale);
+        crate::profiles::name_the_overlap(
+            &mut result,
+            profile.as_ref(),
+            journal,
+            vfs.workspace().roots(),
+            rerun,
+            stale,
+        );
         result
     };
     let outcome = if quick {

@@ -284,7 +284,8 @@ pub fn as_overlap(result: &mut Result<CallResult, CallError>, profile: &dyn Prof
     };
     let speaks_tethers = tethers_words(&profile.error_result(&Error::new(crate::ErrorKind::Conflict, "")).text)
         .is_some_and(|v| v["error"] == conflict);
-    let own = (speaks_tethers && r.structured.is_none() && r.items.is_empty()).then(|| tethers_words(&r.text)).flatten();
+    let own =
+        (speaks_tethers && r.structured.is_none() && r.items.is_empty()).then(|| tethers_words(&r.text)).flatten();
     match own {
         Some(mut v) => {
             let kind = v["error"].as_str().unwrap_or_default().to_owned();

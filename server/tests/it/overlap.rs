@@ -50,7 +50,12 @@ impl Project {
         fs::write(dir.path().join("notes.txt"), NOTES).expect("write");
         let ws = Workspace::new([dir.path()]).expect("workspace");
         let journal = JournalSettings { dir: state.path().to_owned(), max_bytes: JournalSettings::DEFAULT_MAX_BYTES };
-        Project { dir, _state: state, vfs: Vfs::disk(Arc::new(ws)), config: Config { journal: Some(journal), ..Config::default() } }
+        Project {
+            dir,
+            _state: state,
+            vfs: Vfs::disk(Arc::new(ws)),
+            config: Config { journal: Some(journal), ..Config::default() },
+        }
     }
 
     fn journal(&self) -> Journal {
@@ -106,7 +111,9 @@ fn a_change_another_assistant_overlapped_is_a_conflict_naming_that_change() {
     assert_eq!(v["error"], "conflict", "{v}");
     let message = v["message"].as_str().expect("message");
     let id = p.journal().list().expect("list")[0].id.clone();
-    let named = format!("notes.txt changed after this call read it: changeset {id} (edit_file by assistant-b 2.0) at notes.txt line 2");
+    let named = format!(
+        "notes.txt changed after this call read it: changeset {id} (edit_file by assistant-b 2.0) at notes.txt line 2"
+    );
     assert!(message.starts_with(&named), "{message}");
     assert!(message.contains("no longer applies to the new text (no_match:"), "{message}");
     assert_eq!(p.notes(), "alpha\nBETA from b\ngamma\ndelta\n", "the other change stands, nothing else");
@@ -128,7 +135,8 @@ fn a_change_nobody_overlapped_lands_on_the_newer_text() {
 #[test]
 fn an_overlap_by_a_program_other_than_tether_says_so() {
     let p = Project::new();
-    let other = || fs::write(p.path().join("notes.txt"), "alpha\nbeta changed in an editor\ngamma\ndelta\n").expect("write");
+    let other =
+        || fs::write(p.path().join("notes.txt"), "alpha\nbeta changed in an editor\ngamma\ndelta\n").expect("write");
     let result = p.raced(&Standard, "edit_file", &edit("beta\ngamma", "B\nG"), &other);
 
     let v: Value = serde_json::from_str(&result.text).expect("tether's error shape");
@@ -145,7 +153,8 @@ fn an_overlap_by_a_program_other_than_tether_says_so() {
 fn a_contract_that_names_conflicts_as_tether_does_answers_conflict() {
     let p = Project::new();
     let guarded = profiles::by_name("guarded").expect("guarded");
-    let patch = json!({"path": "notes.txt", "patch": "--- a/notes.txt\n+++ b/notes.txt\n@@ -2,2 +2,2 @@\n beta\n-gamma\n+G\n"});
+    let patch =
+        json!({"path": "notes.txt", "patch": "--- a/notes.txt\n+++ b/notes.txt\n@@ -2,2 +2,2 @@\n beta\n-gamma\n+G\n"});
     let other = || assert!(!p.call(&Standard, "assistant-b 2.0", "edit_file", &edit("gamma", "GAMMA")).is_error);
     let result = p.raced(guarded.as_ref(), "apply_patch", &patch, &other);
 

@@ -418,11 +418,7 @@ fn place_in_scope<'h>(
     }
     for anchor in &hunk.anchors {
         let Some(i) = text.seek(&[anchor.as_str()], from, from, false) else {
-            return Err(format!(
-                "could not find the line {} named by `@@` {}",
-                quote(anchor),
-                after_line(from)
-            ));
+            return Err(format!("could not find the line {} named by `@@` {}", quote(anchor), after_line(from)));
         };
         anchor_at = Some(i);
         from = i + 1;

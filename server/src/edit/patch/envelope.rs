@@ -175,7 +175,9 @@ pub fn parse_noting(lines: &[PatchLine<'_>], closed: bool, accepted: &mut Vec<St
                 }
             }
             if blank > 0 {
-                accepted.push(format!("{blank} blank line(s) without `+` in `{ADD} {path}` read as empty lines of the file"));
+                accepted.push(format!(
+                    "{blank} blank line(s) without `+` in `{ADD} {path}` read as empty lines of the file"
+                ));
             }
             let hunks = if added.is_empty() {
                 Vec::new()
@@ -189,7 +191,9 @@ pub fn parse_noting(lines: &[PatchLine<'_>], closed: bool, accepted: &mut Vec<St
             // The file's lines after a Delete File: the file goes, whatever they say.
             let content = body[i..].iter().take_while(|l| !l.text.trim_start().starts_with("***")).count();
             if body[i..i + content].iter().any(|l| !l.text.trim().is_empty()) {
-                accepted.push(format!("the {content} line(s) after `{DELETE} {path}` ignored (Delete File takes no lines)"));
+                accepted.push(format!(
+                    "the {content} line(s) after `{DELETE} {path}` ignored (Delete File takes no lines)"
+                ));
             }
             i += content;
             files.push(FilePatch { change: FileChange::Delete { path }, hunks: Vec::new(), line: l.no });
@@ -204,8 +208,13 @@ pub fn parse_noting(lines: &[PatchLine<'_>], closed: bool, accepted: &mut Vec<St
                 }
             }
             if let (Some(old), Some(new)) = (body.get(i), body.get(i + 1)) {
-                if names_file(old.text, "--- ", &path) && names_file(new.text, "+++ ", move_to.as_deref().unwrap_or(&path)) {
-                    accepted.push(format!("the `---`/`+++` lines at {} and {} ignored (`{UPDATE}` names the file)", old.no, new.no));
+                if names_file(old.text, "--- ", &path)
+                    && names_file(new.text, "+++ ", move_to.as_deref().unwrap_or(&path))
+                {
+                    accepted.push(format!(
+                        "the `---`/`+++` lines at {} and {} ignored (`{UPDATE}` names the file)",
+                        old.no, new.no
+                    ));
                     i += 2;
                 }
             }
@@ -369,7 +378,8 @@ fn parse_hunk(
                 ),
             ));
         }
-        accepted.push(format!("{n} context line(s) without their leading space in a hunk of {path} (from line {})", l.no));
+        accepted
+            .push(format!("{n} context line(s) without their leading space in a hunk of {path} (from line {})", l.no));
     }
     // Blank lines before the next `***` line separate sections; they are not context.
     if !hunk.at_eof {

@@ -655,7 +655,8 @@ fn the_envelopes_harmless_slips_apply_and_are_named() {
     assert!(accepted[0].contains("1 blank line(s) without `+` in `*** Add File: n.txt`"), "{accepted:?}");
     // Its twin: a blank line after the last `+` line ends the file, as before.
     let mut accepted = Vec::new();
-    let files = parse_noting("*** Begin Patch\n*** Add File: n.txt\n+one\n\n*** End Patch", &mut accepted).expect("parses");
+    let files =
+        parse_noting("*** Begin Patch\n*** Add File: n.txt\n+one\n\n*** End Patch", &mut accepted).expect("parses");
     assert_eq!(apply_hunks("", &files[0].hunks).expect("applies"), "one\n");
     assert!(accepted.is_empty(), "{accepted:?}");
 
@@ -670,8 +671,11 @@ fn the_envelopes_harmless_slips_apply_and_are_named() {
     assert!(matches!(&files[0].change, FileChange::Delete { path } if path == "old.txt"));
     assert!(accepted[0].contains("the 2 line(s) after `*** Delete File: old.txt` ignored"), "{accepted:?}");
     // The strict parser (a contract that takes no slips) refuses every one of them.
-    let lines: Vec<PatchLine<'_>> =
-        "*** Begin Patch ***\n*** Delete File: x\n*** End Patch".split('\n').enumerate().map(|(i, t)| PatchLine { no: i + 1, text: t }).collect();
+    let lines: Vec<PatchLine<'_>> = "*** Begin Patch ***\n*** Delete File: x\n*** End Patch"
+        .split('\n')
+        .enumerate()
+        .map(|(i, t)| PatchLine { no: i + 1, text: t })
+        .collect();
     assert!(envelope::parse(&lines).is_err());
 }
 
@@ -691,7 +695,12 @@ fn an_anchor_confines_the_change_to_its_block() {
         assert!(got.contains("expected these lines in the block the `@@` line opens (line 1 to line"), "{name}: {got}");
     }
     let applied: &[(&str, &str, String, &str)] = &[
-        ("python, the block named", py, envelope("@@ def g():\n-    y = 2\n+    y = 3"), "def f():\n    x = 1\n\ndef g():\n    y = 3\n"),
+        (
+            "python, the block named",
+            py,
+            envelope("@@ def g():\n-    y = 2\n+    y = 3"),
+            "def f():\n    x = 1\n\ndef g():\n    y = 3\n",
+        ),
         (
             "braces, context past the closing brace",
             rs,
@@ -775,7 +784,9 @@ mod property {
             None | Some(Slip::ContextWithoutSpace | Slip::TrailingSpaces) => {
                 format!("*** Begin Patch\n*** Update File: f\n@@\n{body}\n*** End Patch\n")
             }
-            Some(Slip::StarredMarkers) => format!("*** Begin Patch ***\n*** Update File: f\n@@\n{body}\n*** End Patch ***\n"),
+            Some(Slip::StarredMarkers) => {
+                format!("*** Begin Patch ***\n*** Update File: f\n@@\n{body}\n*** End Patch ***\n")
+            }
             Some(Slip::MissingBegin) => format!("*** Update File: f\n@@\n{body}\n*** End Patch\n"),
             Some(Slip::MissingEndBeforeFence) => format!("```\n*** Begin Patch\n*** Update File: f\n@@\n{body}\n```\n"),
             Some(Slip::UnifiedHeaders) => {
