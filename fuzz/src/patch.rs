@@ -662,7 +662,7 @@ fn run(files: &BTreeMap<String, String>, patch: &str) -> Result<BTreeMap<String,
     let vfs = Vfs::new(ws, Arc::new(Overlay::from_docs(docs)));
     let (config, cancel) = (Config::default(), Cancel::default());
     let ctx = Context { vfs: &vfs, config: &config, cancel: &cancel, editor: None };
-    let args = ApplyPatchArgs { patch: patch.to_owned(), dry_run: false };
+    let args = ApplyPatchArgs { patch: patch.to_owned(), dry_run: false, one_section_per_path: false };
     let plan = match apply_patch(&ctx, args) {
         Ok(Output::Change { plan, .. }) => plan,
         Ok(other) => panic!("apply_patch returned {other:?}"),

@@ -27,6 +27,11 @@ pub struct ApplyPatchArgs {
     #[serde(default)]
     #[schemars(extend("default" = false))]
     pub dry_run: bool,
+    /// Refuse a patch that names one path in two sections, as a contract that says so requires
+    /// (coder); otherwise two sections updating one file are applied as one. Not an argument.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub one_section_per_path: bool,
 }
 
 /// The tool.
@@ -80,7 +85,7 @@ pub fn apply_patch(ctx: &Context<'_>, args: ApplyPatchArgs) -> Result<Output> {
     let mut accepted = Vec::new();
     let mut files = patch::parse_noting(&args.patch, &mut accepted)?;
     correct_paths(ctx, &mut files, &mut accepted);
-    let files = merge_sections(ctx, files, &mut accepted);
+    let files = if args.one_section_per_path { files } else { merge_sections(ctx, files, &mut accepted) };
     let resolved = resolve_all(ctx, &files)?;
     let mut plan = EditPlan::default();
     let mut statuses = Vec::with_capacity(files.len());

@@ -413,7 +413,8 @@ fn multi_edit(ctx: &Context<'_>, sink: &dyn Sink, args: Value) -> Result<Reply> 
 
 fn apply_patch(ctx: &Context<'_>, sink: &dyn Sink, args: Value) -> Result<Reply> {
     let args: ApplyPatchArgs = parse_args(args)?;
-    let core = tools::apply_patch::ApplyPatchArgs { patch: args.patch, dry_run: false };
+    // The contract: "naming the same path twice is rejected".
+    let core = tools::apply_patch::ApplyPatchArgs { patch: args.patch, dry_run: false, one_section_per_path: true };
     apply(ctx, sink, tools::apply_patch::apply_patch(ctx, core)?)
 }
 
