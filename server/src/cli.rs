@@ -9,9 +9,9 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 
 use crate::config::{Cancel, Config};
-use crate::journal::{client, CallInfo, Journal, Recording, Rerun};
+use crate::journal::{client, CallInfo};
 use crate::profiles::{self, CallError, Profile};
-use crate::sink::{self, DiskSink};
+use crate::sink::DiskSink;
 use crate::tools::Context;
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
@@ -369,22 +369,8 @@ fn call(args: CallArgs) -> ExitCode {
         }
     }
     let info = CallInfo::new(&args.tool, profile.name(), client::CLI, &json);
-    let rerun = Rerun::starting_now();
-    let (mut outcome, stale) = sink::on_fresh_text(&DiskSink, |sink| match &config.journal {
-        Some(settings) => {
-            let journal = Journal::open(settings, vfs.workspace().roots());
-            profile.call(&ctx, &Recording::new(sink, journal, info.clone()), &args.tool, json.clone())
-        }
-        None => profile.call(&ctx, sink, &args.tool, json.clone()),
-    });
-    profiles::name_the_overlap(
-        &mut outcome,
-        profile.as_ref(),
-        config.journal.as_ref(),
-        vfs.workspace().roots(),
-        rerun,
-        stale,
-    );
+    let journal = config.journal.as_ref();
+    let outcome = profiles::call_on_fresh_text(profile.as_ref(), &ctx, &DiskSink, journal, &info, &args.tool, &json);
     match outcome {
         Ok(result) => {
             print(&result.text);
@@ -538,19 +524,8 @@ fn run_standard(serve: &ServeArgs, tool: &str, json: Value, show: impl Fn(&Value
     let vfs = Vfs::disk(Arc::new(ws));
     let ctx = Context { vfs: &vfs, config: &config, cancel: &Cancel::default(), editor: None };
     let info = CallInfo::new(tool, "standard", client::CLI, &json);
-    let rerun = Rerun::starting_now();
-    let (mut outcome, stale) = sink::on_fresh_text(&DiskSink, |sink| {
-        let journal = Journal::open(&settings, vfs.workspace().roots());
-        profiles::Standard.call(&ctx, &Recording::new(sink, journal, info.clone()), tool, json.clone())
-    });
-    profiles::name_the_overlap(
-        &mut outcome,
-        &profiles::Standard,
-        Some(&settings),
-        vfs.workspace().roots(),
-        rerun,
-        stale,
-    );
+    let outcome =
+        profiles::call_on_fresh_text(&profiles::Standard, &ctx, &DiskSink, Some(&settings), &info, tool, &json);
     match outcome {
         Ok(r) if r.is_error => {
             print(&r.text);

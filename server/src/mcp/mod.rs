@@ -34,7 +34,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::config::{Cancel, Config};
-use crate::journal::{CallInfo, Journal, Recording};
+use crate::journal::CallInfo;
 use crate::profiles::{CallError, CallResult, Item, Profile, ToolInfo};
 use crate::sink::{DiskSink, Sink};
 use crate::tools::Context;
@@ -110,24 +110,8 @@ pub async fn run_local(vfs: Vfs, sink: Arc<dyn Sink>, call: ToolCall) -> Result<
     let run = move || {
         let ctx = Context { vfs: &vfs, config: &config, cancel: &cancel, editor: None };
         let info = CallInfo::new(&name, profile.name(), &client, &args);
-        let rerun = crate::journal::Rerun::starting_now();
         let journal = config.journal.as_ref().filter(|_| !read_only);
-        let (mut result, stale) = crate::sink::on_fresh_text(sink.as_ref(), |sink| match journal {
-            Some(settings) => {
-                let journal = Journal::open(settings, vfs.workspace().roots());
-                profile.call(&ctx, &Recording::new(sink, journal, info.clone()), &name, args.clone())
-            }
-            None => profile.call(&ctx, sink, &name, args.clone()),
-        });
-        crate::profiles::name_the_overlap(
-            &mut result,
-            profile.as_ref(),
-            journal,
-            vfs.workspace().roots(),
-            rerun,
-            stale,
-        );
-        result
+        crate::profiles::call_on_fresh_text(profile.as_ref(), &ctx, sink.as_ref(), journal, &info, &name, &args)
     };
     let outcome = if quick {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).map_err(|_| "the tool panicked")

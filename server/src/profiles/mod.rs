@@ -303,6 +303,34 @@ pub fn as_overlap(result: &mut Result<CallResult, CallError>, profile: &dyn Prof
     }
 }
 
+/// Runs tool `name` of `profile` through `sink`, each applied plan recorded in the journal when
+/// `journal` is set (as `info` says who asked), again on the newer text while its change meets a
+/// file changed since its read ([`crate::sink::on_fresh_text`]), and, when it still fails, as the
+/// `conflict` that names what it overlapped ([`name_the_overlap`]): how a call runs on disk, for
+/// every frontend but `tether lsp` (which has its own retry loop).
+pub fn call_on_fresh_text(
+    profile: &dyn Profile,
+    ctx: &Context<'_>,
+    sink: &dyn Sink,
+    journal: Option<&crate::config::JournalSettings>,
+    info: &crate::journal::CallInfo,
+    name: &str,
+    args: &Value,
+) -> Result<CallResult, CallError> {
+    let roots = ctx.vfs.workspace().roots();
+    let rerun = crate::journal::Rerun::starting_now();
+    let (mut result, stale) = crate::sink::on_fresh_text(sink, |sink| match journal {
+        Some(settings) => {
+            let recording =
+                crate::journal::Recording::new(sink, crate::journal::Journal::open(settings, roots), info.clone());
+            profile.call(ctx, &recording, name, args.clone())
+        }
+        None => profile.call(ctx, sink, name, args.clone()),
+    });
+    name_the_overlap(&mut result, profile, journal, roots, rerun, stale);
+    result
+}
+
 /// [`as_overlap`] for a call of `profile` run on `roots` under `journal` (when it is on) that
 /// started at `rerun.since_ms` and met `stale` files changed ([`crate::sink::on_fresh_text`]'s
 /// answer).

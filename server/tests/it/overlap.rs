@@ -12,9 +12,9 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 use tether::config::{Cancel, Config, JournalSettings};
 use tether::edit::EditPlan;
-use tether::journal::{CallInfo, Journal, Recording, Rerun};
+use tether::journal::{CallInfo, Journal, Recording};
 use tether::profiles::{self, CallResult, Profile, Standard};
-use tether::sink::{self, Applied, DiskSink, Sink};
+use tether::sink::{Applied, DiskSink, Sink};
 use tether::tools::Context;
 use tether::vfs::Vfs;
 use tether::workspace::Workspace;
@@ -69,19 +69,14 @@ impl Project {
         profile.call(&ctx, &Recording::new(&DiskSink, self.journal(), info), tool, args.clone()).expect("a known tool")
     }
 
-    /// A call the way `tether mcp` and `tether call` run one, with `other` acting inside its
-    /// first write.
+    /// A call the way `tether mcp` and `tether call` run one (`profiles::call_on_fresh_text`),
+    /// with `other` acting inside its first write.
     fn raced(&self, profile: &dyn Profile, tool: &str, args: &Value, other: &(dyn Fn() + Sync)) -> CallResult {
         let ctx = Context { vfs: &self.vfs, config: &self.config, cancel: &Cancel::default(), editor: None };
         let info = CallInfo::new(tool, profile.name(), "assistant-a 1.0", args);
         let interloper = Interloper { once: AtomicBool::new(false), other };
-        let rerun = Rerun::starting_now();
-        let (mut result, stale) = sink::on_fresh_text(&interloper, |sink| {
-            profile.call(&ctx, &Recording::new(sink, self.journal(), info.clone()), tool, args.clone())
-        });
-        let roots = self.vfs.workspace().roots();
-        profiles::name_the_overlap(&mut result, profile, self.config.journal.as_ref(), roots, rerun, stale);
-        result.expect("a known tool")
+        let journal = self.config.journal.as_ref();
+        profiles::call_on_fresh_text(profile, &ctx, &interloper, journal, &info, tool, args).expect("a known tool")
     }
 
     fn notes(&self) -> String {

@@ -28,8 +28,13 @@
 //! after the anchor line (Codex appends it to the file); an Update File with only a `Move to` is
 //! a plain rename; trailing blank lines of a hunk before the next `***` line are separators.
 //!
-//! Slips whose intent is certain ([`SLIPS`]) are accepted by [`parse_noting`], which names each
-//! one for the answer; [`parse`] (a contract that takes none) refuses them.
+//! Slips whose intent is certain are accepted by [`parse_noting`], which names each one for the
+//! answer: `*** Begin Patch ***` and `*** End Patch ***`; a missing `*** Begin Patch` when the
+//! patch starts with a file header; a missing `*** End Patch` when a closing code fence or heredoc
+//! word shows nothing was cut off; `---`/`+++` lines for the same file under `*** Update File:`;
+//! context lines without their leading space in a hunk that changes something; a blank line
+//! without its `+` between an Add File's lines; the file's lines after `*** Delete File:`.
+//! [`parse`] (a contract that takes none) refuses them.
 
 use super::{malformed, quote, FileChange, FilePatch, Hunk, HunkLine, LineKind, PatchLine, Placement};
 use crate::error::Result;
@@ -41,15 +46,6 @@ const DELETE: &str = "*** Delete File:";
 const UPDATE: &str = "*** Update File:";
 const MOVE: &str = "*** Move to:";
 const EOF: &str = "*** End of File";
-
-/// The slips the envelope's parser accepts because their intent is certain, each said in the
-/// answer so that models learn the format.
-pub const SLIPS: &str = "Accepted slips, each named in the result: `*** Begin Patch ***` and \
-`*** End Patch ***`; a missing `*** Begin Patch` when the patch starts with a file header; a \
-missing `*** End Patch` when a closing code fence or heredoc word shows nothing was cut off; \
-`---`/`+++` lines for the same file under `*** Update File:`; context lines without their \
-leading space in a hunk that changes something; a blank line without its `+` between an Add \
-File's lines; the file's lines after `*** Delete File:`.";
 
 /// Whether the trimmed line is `marker`, perhaps with stars after it (`*** Begin Patch ***`);
 /// `Some(true)` when it is exactly the marker.
@@ -94,7 +90,7 @@ pub fn parse(lines: &[PatchLine<'_>]) -> Result<Vec<FilePatch>> {
     }
 }
 
-/// Parses an envelope patch, accepting the harmless slips ([`SLIPS`]) and naming each in
+/// Parses an envelope patch, accepting the harmless slips (module docs) and naming each in
 /// `accepted`. `closed` says a closing code fence ended the patch, so a missing `*** End Patch`
 /// does not mean it was cut short.
 pub fn parse_noting(lines: &[PatchLine<'_>], closed: bool, accepted: &mut Vec<String>) -> Result<Vec<FilePatch>> {

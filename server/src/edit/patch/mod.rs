@@ -10,6 +10,7 @@
 
 pub mod apply;
 pub mod envelope;
+mod seek;
 pub mod unified;
 
 use crate::error::{Error, Result};

@@ -36,13 +36,18 @@ pub(super) fn exclude(reals: &[PathBuf]) -> Result<Exclusion, PathBuf> {
     paths.sort();
     paths.dedup();
     if held.is_empty() {
-        let claim = Claim::new(paths.clone());
-        let locks = FileLocks::acquire(&paths);
-        return Ok(Exclusion { reals: paths, _locks: locks, _claim: claim });
+        return Ok(wait_for(paths));
     }
     let claim = Claim::try_new(paths.clone()).ok_or_else(|| paths[0].clone())?;
     let locks = FileLocks::try_acquire(&paths)?;
     Ok(Exclusion { reals: paths, _locks: locks, _claim: claim })
+}
+
+/// Claims and locks `paths` (sorted, deduplicated), waiting for them.
+fn wait_for(paths: Vec<PathBuf>) -> Exclusion {
+    let claim = Claim::new(paths.clone());
+    let locks = FileLocks::acquire(&paths);
+    Exclusion { reals: paths, _locks: locks, _claim: claim }
 }
 
 /// Files held against every other change, in this process and in others, for as long as the
@@ -118,9 +123,7 @@ pub fn hold_all(reals: &[PathBuf]) -> Held {
     let mut paths = reals.to_vec();
     paths.sort();
     paths.dedup();
-    let claim = Claim::new(paths.clone());
-    let locks = FileLocks::acquire(&paths);
-    Held::record(Exclusion { reals: paths, _locks: locks, _claim: claim })
+    Held::record(wait_for(paths))
 }
 
 /// Holds every one of `reals` this thread does not hold yet: waiting for them when
