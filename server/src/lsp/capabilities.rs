@@ -2,7 +2,7 @@
 
 use serde_json::json;
 use tower_lsp::lsp_types::{
-    ClientCapabilities, ExecuteCommandOptions, PositionEncodingKind, ResourceOperationKind, SaveOptions,
+    ClientCapabilities, ClientInfo, ExecuteCommandOptions, PositionEncodingKind, ResourceOperationKind, SaveOptions,
     ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
     TextDocumentSyncSaveOptions, WorkspaceFoldersServerCapabilities, WorkspaceServerCapabilities,
 };
@@ -36,6 +36,10 @@ pub struct ClientCaps {
     /// `experimental.tether.protocolVersion`: the protocol version the client speaks, when it
     /// says (clients older than the key do not).
     pub protocol: Option<u32>,
+    /// The client writes a buffer it applied a server's edit to when the buffer's text was its
+    /// file's (kakoune-lsp does, whatever the server's save policy): known from its name, since
+    /// no capability says so.
+    pub writes_clean_buffers: bool,
 }
 
 impl Default for ClientCaps {
@@ -53,6 +57,7 @@ impl Default for ClientCaps {
             language_requests: false,
             review: false,
             protocol: None,
+            writes_clean_buffers: false,
         }
     }
 }
@@ -82,7 +87,16 @@ impl ClientCaps {
                 .and_then(|t| t.get(protocol::PROTOCOL_VERSION_CAPABILITY))
                 .and_then(serde_json::Value::as_u64)
                 .and_then(|v| u32::try_from(v).ok()),
+            writes_clean_buffers: false,
         }
+    }
+
+    /// Adds what is known of the client by its name (`clientInfo.name`).
+    pub fn of_client(mut self, client: Option<&ClientInfo>) -> ClientCaps {
+        // kakoune-lsp (named kak-lsp before version 15) follows an applied edit with Kakoune's
+        // `write` for every buffer whose text matched its file.
+        self.writes_clean_buffers = client.is_some_and(|c| matches!(c.name.as_str(), "kakoune-lsp" | "kak-lsp"));
+        self
     }
 }
 
@@ -189,8 +203,13 @@ mod tests {
                 language_requests: true,
                 review: false,
                 protocol: Some(3),
+                writes_clean_buffers: false,
             }
         );
+        let kak = ClientInfo { name: "kakoune-lsp".to_owned(), version: Some("22.0.0".to_owned()) };
+        assert!(c.of_client(Some(&kak)).writes_clean_buffers);
+        let nvim = ClientInfo { name: "Neovim".to_owned(), version: None };
+        assert!(!c.of_client(Some(&nvim)).writes_clean_buffers && !c.of_client(None).writes_clean_buffers);
         // Resource operations imply documentChanges, as in Neovim 0.11's capabilities.
         let caps: ClientCapabilities = serde_json::from_value(json!({
             "workspace": {"workspaceEdit": {"resourceOperations": ["rename", "create", "delete"]}},

@@ -270,12 +270,19 @@ impl Delivery {
             // tether saves nothing, but some editors write a buffer they applied a server's edit
             // to themselves (kak-lsp does, for every buffer whose text matched its file): the
             // result says what the disk holds, not only what tether's policy is.
+            // Such an editor writes after it answered: wait for its write (its `didSave`, or the
+            // file holding the text) as long as a save may take.
             let disk = self.shared.workspace().map(Vfs::disk);
-            for (i, e, _) in &to_save {
-                let written = disk
-                    .as_ref()
-                    .and_then(|d| d.read_text(&e.path).ok())
-                    .is_some_and(|f| e.expected == f.text.as_str());
+            let on_disk = |e: &DocEdit| {
+                disk.as_ref().and_then(|d| d.read_text(&e.path).ok()).is_some_and(|f| e.expected == f.text.as_str())
+            };
+            let deadline = tokio::time::Instant::now() + self.shared.options.limits.save_timeout;
+            for (i, e, version) in &to_save {
+                let written = if caps.writes_clean_buffers {
+                    self.shared.store.wait_saved(e.path.real(), *version, || on_disk(e), deadline).await
+                } else {
+                    on_disk(e)
+                };
                 dests[*i] = if written { Destination::BufferSaved } else { Destination::BufferNotSaved };
             }
             return dests;

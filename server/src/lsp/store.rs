@@ -219,7 +219,32 @@ impl Store {
         let entry = paths.get(uri).and_then(|p| docs.get_mut(p)).ok_or(SyncError::NotOpen)?;
         entry.dirty = false;
         entry.clean = Some(entry.version);
+        // A save is news to whoever waits on the documents (an edit waiting for the editor's
+        // own write), though the text did not change.
+        self.ticks.send_modify(|_| {});
         Ok(())
+    }
+
+    /// Waits until the document at `path` was saved at `version` or later, or its file holds
+    /// what `on_disk` finds, at most until `deadline`; says whether either came.
+    pub async fn wait_saved(
+        &self,
+        path: &Path,
+        version: i32,
+        on_disk: impl Fn() -> bool,
+        deadline: tokio::time::Instant,
+    ) -> bool {
+        let mut ticks = self.ticks.subscribe();
+        loop {
+            let saved = self.lock().docs.get(path).is_some_and(|e| e.clean.is_some_and(|c| c >= version));
+            if saved || on_disk() {
+                return true;
+            }
+            match tokio::time::timeout_at(deadline, ticks.changed()).await {
+                Ok(Ok(())) => {}
+                _ => return false,
+            }
+        }
     }
 
     /// Marks the document at `path` clean if it is still at `version` (the server wrote that very

@@ -144,6 +144,62 @@ async fn saving_can_be_turned_off_and_edits_name_their_tool() {
     }
 }
 
+/// An editor that applies an edit, answers, reports the change a moment later and writes the
+/// buffer to its file later still, as Kakoune does for kakoune-lsp whatever the server's policy.
+fn writing_late() -> Script {
+    Arc::new(move |editor: &Editor, client, method, params| {
+        if method != "workspace/applyEdit" {
+            return editor_script(Strictness::Strict, ChangeOrder::AfterAnswer)(editor, client, method, params);
+        }
+        let p: ApplyWorkspaceEditParams = serde_json::from_value(params).expect("params");
+        let (response, notes) = editor.apply(&p.edit, Strictness::Strict);
+        let uri = match p.edit.document_changes {
+            Some(DocumentChanges::Edits(e)) => e[0].text_document.uri.clone(),
+            other => panic!("expected versioned edits: {other:?}"),
+        };
+        let (_, text) = editor.buffer(&uri).expect("open");
+        let client = client.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            notes.into_iter().for_each(|n| client.send(n));
+            tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+            std::fs::write(uri.to_file_path().expect("a file"), text).expect("write");
+            let saved =
+                json!({"jsonrpc": "2.0", "method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}});
+            client.send(saved);
+        });
+        Reply::ok(serde_json::to_value(response).expect("json"))
+    })
+}
+
+/// Under `save: never`, an editor known to write what it applied (kakoune-lsp) is answered from
+/// its write, however late it comes; any other editor is answered at once from the file as it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_save_never_an_editor_that_writes_what_it_applied_is_answered_from_its_write() {
+    for (name, dest) in [(Some("kakoune-lsp"), "buffer_saved"), (None, "buffer_not_saved")] {
+        let options = test_options(Arc::default(), Arc::default());
+        let setup = Setup {
+            files: FILES,
+            options,
+            script: writing_late(),
+            initialization_options: json!({"save": "never"}),
+            client_name: name,
+            ..Setup::default()
+        };
+        let s = Session::start(setup).await;
+        s.open_from_disk("a.txt");
+        let r = plan(&s, replace_two()).await;
+        assert_eq!(destinations(&r), pairs(&[("a.txt", dest)]), "{name:?}: {r}");
+        if name.is_some() {
+            assert_eq!(s.disk("a.txt"), EDITED, "answered after the editor's write");
+        } else {
+            assert_eq!(s.disk("a.txt"), "one\ntwo \u{1F600} tr\u{EA}s\n", "answered before it");
+        }
+        assert!(s.client.server_requests("tether/saveDocuments").is_empty());
+        s.shutdown().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_save_support_the_server_writes_the_same_text() {
     let mut caps = neovim_capabilities();

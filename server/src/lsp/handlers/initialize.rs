@@ -15,7 +15,7 @@ use crate::workspace::Deny;
 
 /// Records the client's capabilities and roots, and answers the server's capabilities.
 pub(crate) fn handle(shared: &Shared, params: InitializeParams) -> RpcResult<InitializeResult> {
-    let caps = ClientCaps::new(&params.capabilities);
+    let caps = ClientCaps::new(&params.capabilities).of_client(params.client_info.as_ref());
     check_protocol(&caps, params.client_info.as_ref());
     shared.set_caps(caps);
     if let Some(deny) = deny(shared, params.initialization_options.as_ref()) {

@@ -107,6 +107,8 @@ pub struct Setup {
     pub workspace_folder: bool,
     /// `initializationOptions` (left out when null).
     pub initialization_options: Value,
+    /// `clientInfo.name` (left out when `None`).
+    pub client_name: Option<&'static str>,
 }
 
 /// What the client sends in `initialize` besides its workspace folder.
@@ -115,12 +117,14 @@ pub struct Init {
     pub capabilities: Value,
     /// `initializationOptions` (left out when null).
     pub options: Value,
+    /// `clientInfo.name` (left out when `None`).
+    pub client_name: Option<&'static str>,
 }
 
 impl Init {
     /// Neovim's capabilities and no options.
     pub fn neovim() -> Init {
-        Init { capabilities: neovim_capabilities(), options: Value::Null }
+        Init { capabilities: neovim_capabilities(), options: Value::Null, client_name: None }
     }
 }
 
@@ -134,6 +138,7 @@ impl Default for Setup {
             script: editor_script(Strictness::Strict, ChangeOrder::BeforeAnswer),
             workspace_folder: true,
             initialization_options: Value::Null,
+            client_name: None,
         }
     }
 }
@@ -302,7 +307,11 @@ impl Session {
             tower_lsp::Server::new(server_read, server_write, socket).concurrency_level(level).serve(service).await;
         });
         let (read, write) = tokio::io::split(client_io);
-        let init = Init { capabilities: setup.capabilities, options: setup.initialization_options };
+        let init = Init {
+            capabilities: setup.capabilities,
+            options: setup.initialization_options,
+            client_name: setup.client_name,
+        };
         Session::connect(read, write, dir, init, setup.script, setup.workspace_folder).await
     }
 
@@ -344,6 +353,9 @@ impl Session {
         let mut params = json!({"processId": null, "rootUri": null, "capabilities": init.capabilities});
         if !init.options.is_null() {
             params["initializationOptions"] = init.options;
+        }
+        if let Some(name) = init.client_name {
+            params["clientInfo"] = json!({"name": name, "version": "0"});
         }
         if workspace_folder {
             let uri = Url::from_file_path(dir.path()).expect("uri");
