@@ -119,44 +119,53 @@ fn correct_paths(ctx: &Context<'_>, files: &mut [FilePatch], accepted: &mut Vec<
         if ctx.vfs.resolve(path).is_ok_and(|p| ctx.vfs.exists(&p)) {
             continue;
         }
-        let unprefixed = path.strip_prefix("a/").or_else(|| path.strip_prefix("b/")).map(str::to_owned);
-        let found = unprefixed
+        // Every file the path can name without its prefix, in another letter case, or both: a
+        // path that names exactly one is read as naming it.
+        let unprefixed = path.strip_prefix("a/").or_else(|| path.strip_prefix("b/"));
+        let mut names: Vec<String> = unprefixed
             .filter(|p| ctx.vfs.resolve(p).is_ok_and(|r| ctx.vfs.exists(&r)))
-            .or_else(|| other_case(ctx, path));
-        if let Some(found) = found {
+            .map(str::to_owned)
+            .into_iter()
+            .chain(other_case(ctx, path))
+            .chain(unprefixed.and_then(|p| other_case(ctx, p)))
+            .collect();
+        names.sort();
+        names.dedup();
+        if names.len() == 1 {
+            let found = names.remove(0);
             accepted.push(format!("`{path}` read as `{found}`, the one file it can name"));
             *path = found;
         }
     }
 }
 
-/// The one existing file whose path differs from relative path `given` only in letter case.
+/// The one existing file whose path differs from relative path `given` only in letter case
+/// (`None` when none does, or several: `x.TXT` beside `x.txt` and `X.txt`, or `a/x` beside `A/X`).
 fn other_case(ctx: &Context<'_>, given: &str) -> Option<String> {
     if std::path::Path::new(given).is_absolute() {
         return None;
     }
-    let mut dir = String::new();
-    for (i, part) in given.split('/').filter(|p| !p.is_empty() && *p != ".").enumerate() {
-        let here = ctx.vfs.resolve(if dir.is_empty() { "." } else { &dir }).ok()?;
-        let entries = ctx.vfs.read_dir(&here).ok()?;
-        let name = match entries.iter().find(|(n, _, _)| n == part) {
-            Some((n, _, _)) => n.clone(),
-            None => {
-                let mut same = entries.iter().filter(|(n, _, _)| n.to_lowercase() == part.to_lowercase());
-                let one = same.next()?;
-                if same.next().is_some() {
-                    return None;
-                }
-                one.0.clone()
+    // Every folder (then file) each part can name, in any letter case.
+    let mut reached = vec![String::new()];
+    for part in given.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        let mut next = Vec::new();
+        for dir in &reached {
+            let Ok(here) = ctx.vfs.resolve(if dir.is_empty() { "." } else { dir }) else { continue };
+            let Ok(entries) = ctx.vfs.read_dir(&here) else { continue };
+            for (name, _, _) in entries.iter().filter(|(n, _, _)| n.to_lowercase() == part.to_lowercase()) {
+                next.push(if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") });
             }
-        };
-        if i > 0 {
-            dir.push('/');
         }
-        dir.push_str(&name);
+        if next.len() > 8 {
+            return None; // no one file among so many
+        }
+        reached = next;
     }
-    let found = ctx.vfs.resolve(&dir).ok()?;
-    (ctx.vfs.exists(&found) && ctx.vfs.metadata(&found).is_ok_and(|m| m.kind == EntryKind::File)).then_some(dir)
+    let is_file =
+        |p: &String| ctx.vfs.resolve(p).is_ok_and(|r| ctx.vfs.metadata(&r).is_ok_and(|m| m.kind == EntryKind::File));
+    let mut files = reached.into_iter().filter(is_file);
+    let one = files.next()?;
+    files.next().is_none().then_some(one)
 }
 
 /// One section per file: a file updated by two sections of the patch (with no move) gets all

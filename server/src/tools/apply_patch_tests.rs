@@ -428,3 +428,68 @@ fn certain_slips_in_paths_and_sections_apply_and_are_named() {
         assert_eq!(tree(f.dir.path()), before, "{twin}");
     }
 }
+
+mod path_property {
+    use proptest::prelude::*;
+    use proptest::test_runner::TestCaseError;
+
+    use super::{fixture, patch, tree};
+
+    proptest! {
+        // A fixed seed: a CI run must not depend on which inputs a random seed happens to draw.
+        #![proptest_config(ProptestConfig {
+            cases: 200,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x9a7e),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// A path with an `a/` or `b/` prefix, letters in another case, or both, is read as the
+        /// one file it can name, and said; when a second file (the same path in a third case)
+        /// could be meant, or none, the patch is refused and nothing changes.
+        #[test]
+        fn a_path_slip_names_the_one_file_it_can(
+            parts in prop::collection::vec("[a-z]{1,6}", 1..4),
+            ext in prop_oneof![Just(""), Just(".rs"), Just(".txt")],
+            flips in prop::collection::vec(any::<bool>(), 24),
+            prefix in prop_oneof![Just(""), Just("a/"), Just("b/")],
+        ) {
+            let real = format!("{}{ext}", parts.join("/"));
+            let cased: String =
+                real.chars().zip(flips.iter().cycle()).map(|(c, f)| if *f { c.to_ascii_uppercase() } else { c }).collect();
+            let given = format!("{prefix}{cased}");
+            if given == real {
+                return Ok(()); // no slip
+            }
+            let text = format!("*** Begin Patch\n*** Update File: {given}\n@@\n one\n-two\n+TWO\n*** End Patch");
+            let f = fixture(&format!("//- {real}\none\ntwo\n"));
+            let summary = patch(&f, &text).map_err(|e| TestCaseError::fail(format!("{given}: {e:?}")))?;
+            prop_assert!(summary.contains(&format!("accepted: `{given}` read as `{real}`")), "{}", summary);
+            let after = tree(f.dir.path());
+            prop_assert_eq!(after.get(&real).map(String::as_str), Some("one\nTWO\n"));
+
+            // The twin: the same path in a third case beside it, or (a prefix alone) no file.
+            let third = [real.to_uppercase(), capitalized(&real)].into_iter().find(|t| *t != cased && *t != real);
+            let twin = match (cased == real, third) {
+                (true, _) => fixture(&format!("//- {real}.orig\none\ntwo\n")),
+                (false, Some(third)) => fixture(&format!("//- {real}\none\ntwo\n//- {third}\none\ntwo\n")),
+                (false, None) => return Ok(()),
+            };
+            let before = tree(twin.dir.path());
+            let refused = patch(&twin, &text);
+            prop_assert!(refused.is_err(), "{} applied: {:?}", given, refused);
+            prop_assert_eq!(tree(twin.dir.path()), before);
+        }
+    }
+
+    /// `path` with the first letter of each part in upper case.
+    fn capitalized(path: &str) -> String {
+        path.split('/')
+            .map(|p| {
+                let mut c = p.chars();
+                c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+}

@@ -44,7 +44,7 @@ struct Case {
 }
 
 /// A section's lines as text, with the markers replaced.
-fn text(lines: &[&str]) -> String {
+pub(crate) fn text(lines: &[&str]) -> String {
     let mut out = String::new();
     for (i, line) in lines.iter().enumerate() {
         let last = i + 1 == lines.len();
@@ -61,7 +61,7 @@ fn text(lines: &[&str]) -> String {
 }
 
 /// `line` with every `«...»` marker replaced by the character it names.
-fn unmark(line: &str) -> String {
+pub(crate) fn unmark(line: &str) -> String {
     let mut out = String::new();
     let mut rest = line;
     while let Some(i) = rest.find('«') {

@@ -23,6 +23,7 @@ mod lsp_sync;
 mod mcp_inprocess;
 mod mcp_stdio;
 mod overlap;
+mod patch_fidelity;
 mod read_only;
 mod run_exec;
 mod run_profile;

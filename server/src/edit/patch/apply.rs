@@ -33,6 +33,7 @@ pub use super::seek::Fuzz;
 use super::seek::Text;
 use super::{quote, Hunk, HunkLine, LineKind, Placement};
 use crate::text::{ends_with_newline, keep_breaks_apart, LineEnding};
+use unicode_normalization::{is_nfc, is_nfd, UnicodeNormalization};
 
 /// Why a hunk did not apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -259,7 +260,8 @@ fn place_in_scope<'h>(
         // Hunks that change every copy, one each in order, name their places together.
         if anchor_at.is_none() && !stated_line && !hunk.at_eof {
             let unplaced = |h: &Hunk| h.anchors.is_empty() && !h.at_eof && h.placement == Placement::Forward;
-            let same = hunks[index..]
+            // This hunk is one of them, whatever its (uninformative) line number.
+            let same = 1 + hunks[index + 1..]
                 .iter()
                 .filter(|h| unplaced(h) && h.old_lines().map(|l| l.text.as_str()).eq(old.iter().copied()))
                 .count();
@@ -301,6 +303,9 @@ fn place_in_scope<'h>(
     };
     if !old.is_empty() {
         if let Some(lines) = in_file_indent(&text.lines, start, &body) {
+            body = Cow::Owned(lines);
+        }
+        if let Some(lines) = in_file_form(&text.lines, start, &body) {
             body = Cow::Owned(lines);
         }
     }
@@ -354,6 +359,37 @@ fn in_file_indent(file: &[(&str, &str)], start: usize, body: &[HunkLine]) -> Opt
             })
             .collect(),
     )
+}
+
+/// The hunk's lines with its added lines in the file's Unicode normalization form, when its old
+/// lines matched only in another form (accents composed in the patch and decomposed in the file,
+/// or the other way): `None` when the forms agree, or the file's lines are in neither form.
+fn in_file_form(file: &[(&str, &str)], start: usize, body: &[HunkLine]) -> Option<Vec<HunkLine>> {
+    let old = body.iter().filter(|l| l.kind != LineKind::Add).map(|l| l.text.as_str());
+    let found = file.get(start..start + old.clone().count())?.iter().map(|(c, _)| *c);
+    if old.clone().eq(found.clone()) || found.clone().all(str::is_ascii) {
+        return None;
+    }
+    let nfc = found.clone().all(is_nfc);
+    if !nfc && !found.clone().all(is_nfd) {
+        return None;
+    }
+    let form = |t: &str| -> String {
+        if nfc {
+            t.nfc().collect()
+        } else {
+            t.nfd().collect()
+        }
+    };
+    let changes = body.iter().any(|l| l.kind == LineKind::Add && form(&l.text) != l.text);
+    changes.then(|| {
+        body.iter()
+            .map(|l| match l.kind {
+                LineKind::Add => HunkLine { kind: LineKind::Add, text: form(&l.text) },
+                _ => l.clone(),
+            })
+            .collect()
+    })
 }
 
 /// `lines`, a hunk found at `start` with blank lines left out, aligned line for line to the file:
@@ -489,6 +525,16 @@ fn build(file: &[(&str, &str)], placed: &[Placed<'_>], base: &str, brk: &str) ->
     out.extend_from_slice(&file[at..]);
     let last = out.len().saturating_sub(1);
     let mut s = String::with_capacity(base.len() + 64);
+    // A byte order mark is the file's, not its first line's: a hunk that replaces the first line
+    // (matched with the mark left out) keeps it, unless the line it removed spelled the mark out
+    // and its replacement does not.
+    let bom = '\u{FEFF}';
+    let spelled = placed.first().is_some_and(|p| {
+        p.start == 0 && p.lines.iter().find(|l| l.kind != LineKind::Add).is_some_and(|l| l.text.starts_with(bom))
+    });
+    if base.starts_with(bom) && !spelled && out.first().is_some_and(|(c, _)| !c.starts_with(bom)) {
+        s.push(bom);
+    }
     for (i, &(content, b)) in out.iter().enumerate() {
         s.push_str(content);
         let b = match (i == last, b.is_empty()) {

@@ -135,3 +135,14 @@ fn an_anchor_confines_the_change_to_its_block() {
         assert_eq!(apply(base, patch).as_deref(), Ok(*want), "{name}");
     }
 }
+
+/// A byte order mark in the text (an editor that keeps it in its buffer) is the file's: a hunk
+/// replacing the first line, matched with the mark left out, keeps it; a hunk that spells the
+/// mark out in its removed line and not in its added one removes it.
+#[test]
+fn a_byte_order_mark_in_the_text_stays_unless_the_hunk_removes_it() {
+    let base = "\u{FEFF}first\nsecond\n";
+    assert_eq!(apply(base, &envelope("@@\n-first\n+one\n second")), Ok("\u{FEFF}one\nsecond\n".to_owned()));
+    assert_eq!(apply(base, &envelope("@@\n first\n-second\n+two")), Ok("\u{FEFF}first\ntwo\n".to_owned()));
+    assert_eq!(apply(base, &envelope("@@\n-\u{FEFF}first\n+one")), Ok("one\nsecond\n".to_owned()));
+}
