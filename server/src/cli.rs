@@ -16,6 +16,8 @@ use crate::tools::Context;
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
 
+pub mod setup;
+
 /// tether: file tools over live editor buffers, for editors and AI assistants.
 #[derive(Debug, Parser)]
 #[command(name = "tether", version, about, long_about = None)]
@@ -45,6 +47,26 @@ pub enum Command {
     /// Take back changes tether applied (ids from `tether history`), keeping later changes to
     /// the same files.
     Undo(UndoArgs),
+    /// Register `tether mcp` with an assistant's configuration (`--remove` takes it back).
+    Setup(SetupArgs),
+}
+
+/// `tether setup`.
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    /// The assistant to set up.
+    #[arg(value_enum)]
+    pub assistant: setup::Assistant,
+    /// Where to register it: the project's files, or the user's (Codex: user only). Default:
+    /// project, except for Codex.
+    #[arg(long, value_enum)]
+    pub scope: Option<setup::Scope>,
+    /// The project's root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Take tether's registration back out.
+    #[arg(long)]
+    pub remove: bool,
 }
 
 /// `tether history`.
@@ -309,6 +331,43 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status(args),
         Command::History(args) => history(args),
         Command::Undo(args) => undo(args),
+        Command::Setup(args) => setup(args),
+    }
+}
+
+/// `tether setup`: one line per file, saying what changed in it.
+fn setup(args: SetupArgs) -> ExitCode {
+    let scope = args.scope.unwrap_or(match args.assistant {
+        setup::Assistant::Codex => setup::Scope::User,
+        _ => setup::Scope::Project,
+    });
+    let project = match args.project.map_or_else(std::env::current_dir, Ok) {
+        Ok(p) => p,
+        Err(e) => return fail(format_args!("the project's folder: {e}")),
+    };
+    let places = match setup::Places::from_env(project) {
+        Ok(p) => p,
+        Err(e) => return fail(e),
+    };
+    match setup::run(args.assistant, scope, args.remove, &setup_command(), &places) {
+        Ok(change) => {
+            print(&change.to_string());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(e),
+    }
+}
+
+/// How an assistant starts this binary: `tether` when that name on `PATH` is this binary, else
+/// its absolute path (an assistant may start servers with a reduced `PATH`, so a name alone
+/// is written only when it is certain).
+fn setup_command() -> String {
+    let Ok(me) = std::env::current_exe().and_then(std::fs::canonicalize) else { return "tether".to_owned() };
+    let on_path = std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("tether")).find(|p| p.is_file()));
+    match on_path.and_then(|p| std::fs::canonicalize(p).ok()) {
+        Some(found) if found == me => "tether".to_owned(),
+        _ => me.display().to_string(),
     }
 }
 

@@ -80,3 +80,51 @@ fn without_an_editor_the_knowledge_tools_are_not_listed() {
     let (code, _, err) = call(dir.path(), &["hover", r#"{"path": "a", "line": 1, "column": 1}"#]);
     assert_eq!(code, Some(2), "an unknown tool without an editor: {err}");
 }
+
+/// `tether setup` from a shell: each assistant's file gets tether's entry once, with this binary
+/// as the command, and `--remove` takes it back; a scope the assistant does not read fails.
+#[test]
+fn setup_registers_tether_once_and_removes_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (project, home) = (dir.path().join("proj"), dir.path().join("home"));
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let setup = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tether"))
+            .env("HOME", &home)
+            .env_remove("CODEX_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .current_dir(&project)
+            .arg("setup")
+            .args(args)
+            .output()
+            .expect("run tether setup");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = setup(&["claude-code"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains(".mcp.json: added the MCP server `tether`"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(project.join(".mcp.json")).expect("written")).expect("json");
+    let entry = &v["mcpServers"]["tether"];
+    assert_eq!((entry["type"].as_str(), entry["args"].clone()), (Some("stdio"), serde_json::json!(["mcp"])), "{v}");
+    let command = entry["command"].as_str().expect("a command");
+    assert!(command == "tether" || std::path::Path::new(command).is_absolute(), "{command}");
+
+    let (code, out, _) = setup(&["claude-code"]);
+    assert_eq!((code, out.contains("unchanged")), (Some(0), true), "{out}");
+    let (code, out, _) = setup(&["codex"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains(".codex/config.toml: added"), "{out}");
+    assert!(std::fs::read_to_string(home.join(".codex/config.toml"))
+        .expect("written")
+        .contains("[mcp_servers.tether]"));
+    let (code, _, err) = setup(&["codex", "--scope", "project"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("use `--scope user`"), "{err}");
+    let (code, out, _) = setup(&["claude-code", "--remove"]);
+    assert_eq!((code, out.contains("removed the MCP server `tether`")), (Some(0), true), "{out}");
+}

@@ -1,0 +1,328 @@
+//! `tether setup ASSISTANT`: registers `tether mcp` with an assistant's own configuration (Claude
+//! Code, Codex CLI, Gemini CLI), at project or user scope, and `--remove` takes it back.
+//!
+//! Each file is changed only where tether's entry lives: other keys keep their order and text
+//! (the JSON files are read as an ordered map of verbatim values; the TOML file keeps every line
+//! outside the `[mcp_servers.tether]` table). Running it again changes nothing.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// The assistants `tether setup` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Assistant {
+    /// Claude Code: `.mcp.json` (project) or `~/.claude.json` (user).
+    ClaudeCode,
+    /// OpenAI Codex CLI: `~/.codex/config.toml` (`$CODEX_HOME`), user scope only.
+    Codex,
+    /// Gemini CLI: `.gemini/settings.json` (project) or `~/.gemini/settings.json` (user).
+    Gemini,
+}
+
+/// Where the registration is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    /// The project's own files (shared with everyone who uses the repository).
+    Project,
+    /// The user's files (every project).
+    User,
+}
+
+/// The name tether's entry has in every assistant's configuration.
+pub const NAME: &str = "tether";
+
+/// What a setup did to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The file.
+    pub file: PathBuf,
+    /// What happened to tether's entry in it.
+    pub what: Outcome,
+}
+
+/// What happened to tether's entry in a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Added.
+    Added,
+    /// It was there with other settings; now it has these.
+    Updated,
+    /// It was there as it should be: nothing written.
+    Unchanged,
+    /// Removed.
+    Removed,
+    /// There was none to remove: nothing written.
+    Absent,
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.what {
+            Outcome::Added => "added the MCP server `tether`",
+            Outcome::Updated => "updated the MCP server `tether`",
+            Outcome::Unchanged => "already has the MCP server `tether`: unchanged",
+            Outcome::Removed => "removed the MCP server `tether`",
+            Outcome::Absent => "has no MCP server `tether`: unchanged",
+        };
+        write!(f, "{}: {what}", self.file.display())
+    }
+}
+
+/// Where the files are: the project's root, the home directory, and the assistants' own
+/// directory variables (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`).
+#[derive(Debug, Clone)]
+pub struct Places {
+    /// The project's root.
+    pub project: PathBuf,
+    /// The user's home directory.
+    pub home: PathBuf,
+    /// `CLAUDE_CONFIG_DIR`, when set.
+    pub claude_config_dir: Option<PathBuf>,
+    /// `CODEX_HOME`, when set.
+    pub codex_home: Option<PathBuf>,
+}
+
+impl Places {
+    /// The places for the project at `project`, from the environment.
+    pub fn from_env(project: PathBuf) -> Result<Places, String> {
+        let home = std::env::var_os("HOME").map(PathBuf::from).ok_or("HOME is not set: no user files to change")?;
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        Ok(Places { project, home, claude_config_dir: var("CLAUDE_CONFIG_DIR"), codex_home: var("CODEX_HOME") })
+    }
+}
+
+/// Registers (or with `remove`, unregisters) `command mcp` for `assistant` at `scope`.
+pub fn run(assistant: Assistant, scope: Scope, remove: bool, command: &str, at: &Places) -> Result<Change, String> {
+    // In the order the assistants' own docs write it.
+    let entry = |with_type: bool| {
+        let kind = if with_type { r#""type":"stdio","# } else { "" };
+        let command = Value::String(command.to_owned());
+        format!(r#"{{{kind}"command":{command},"args":["mcp"]}}"#)
+    };
+    match (assistant, scope) {
+        (Assistant::ClaudeCode, Scope::Project) => json_entry(&at.project.join(".mcp.json"), &entry(true), remove),
+        (Assistant::ClaudeCode, Scope::User) => {
+            let file = match &at.claude_config_dir {
+                Some(dir) => dir.join(".claude.json"),
+                None => at.home.join(".claude.json"),
+            };
+            json_entry(&file, &entry(true), remove)
+        }
+        (Assistant::Gemini, Scope::Project) => {
+            json_entry(&at.project.join(".gemini").join("settings.json"), &entry(false), remove)
+        }
+        (Assistant::Gemini, Scope::User) => {
+            json_entry(&at.home.join(".gemini").join("settings.json"), &entry(false), remove)
+        }
+        (Assistant::Codex, Scope::User) => {
+            let dir = at.codex_home.clone().unwrap_or_else(|| at.home.join(".codex"));
+            toml_entry(&dir.join("config.toml"), command, remove)
+        }
+        (Assistant::Codex, Scope::Project) => {
+            Err("Codex CLI reads MCP servers from the user's `~/.codex/config.toml` only: use `--scope user`"
+                .to_owned())
+        }
+    }
+}
+
+/// The file's text, or `None` when it does not exist.
+fn read(file: &Path) -> Result<Option<String>, String> {
+    match std::fs::read_to_string(file) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: {e}", file.display())),
+    }
+}
+
+/// Writes `text` to `file` atomically (a temporary file beside it, then a rename), creating its
+/// folder; an existing file keeps its permissions.
+fn write(file: &Path, text: &str) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("{}: {e}", file.display());
+    let dir = file.parent().ok_or_else(|| format!("{}: no folder", file.display()))?;
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
+    if let Ok(meta) = std::fs::metadata(file) {
+        tmp.as_file().set_permissions(meta.permissions()).map_err(fail)?;
+    }
+    tmp.persist(file).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+/// Sets (or removes) `mcpServers.tether` in the JSON file `file`.
+fn json_entry(file: &Path, entry: &str, remove: bool) -> Result<Change, String> {
+    let text = read(file)?;
+    let not_json = |e: serde_json::Error| format!("{}: not a JSON object ({e}); nothing was changed", file.display());
+    let mut top: IndexMap<String, Box<RawValue>> = match text.as_deref() {
+        Some(t) if !t.trim().is_empty() => serde_json::from_str(t).map_err(not_json)?,
+        _ => IndexMap::new(),
+    };
+    let mut servers: IndexMap<String, Box<RawValue>> = match top.get("mcpServers") {
+        Some(raw) => serde_json::from_str(raw.get()).map_err(not_json)?,
+        None => IndexMap::new(),
+    };
+    let current: Option<Value> = servers.get(NAME).and_then(|raw| serde_json::from_str(raw.get()).ok());
+    let wanted: Value = serde_json::from_str(entry).map_err(|e| e.to_string())?;
+    let what = match (remove, &current) {
+        (true, None) => Outcome::Absent,
+        (true, Some(_)) => Outcome::Removed,
+        (false, Some(c)) if *c == wanted => Outcome::Unchanged,
+        (false, Some(_)) => Outcome::Updated,
+        (false, None) => Outcome::Added,
+    };
+    if matches!(what, Outcome::Absent | Outcome::Unchanged) {
+        return Ok(Change { file: file.to_owned(), what });
+    }
+    if remove {
+        servers.shift_remove(NAME);
+    } else {
+        let raw = RawValue::from_string(entry.to_owned()).map_err(|e| e.to_string())?;
+        servers.insert(NAME.to_owned(), raw);
+    }
+    let servers = RawValue::from_string(serde_json::to_string(&servers).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    top.insert("mcpServers".to_owned(), servers);
+    // Other keys keep their values verbatim.
+    let mut out = serde_json::to_string_pretty(&top).map_err(|e| e.to_string())?;
+    out.push('\n');
+    write(file, &out)?;
+    Ok(Change { file: file.to_owned(), what })
+}
+
+/// The `[mcp_servers.tether]` table for `command`.
+fn toml_table(command: &str) -> String {
+    let quoted = serde_json::to_string(command).unwrap_or_default(); // a TOML basic string
+    format!("[mcp_servers.{NAME}]\ncommand = {quoted}\nargs = [\"mcp\"]\n")
+}
+
+/// Sets (or removes) the `[mcp_servers.tether]` table in the TOML file `file`, leaving every
+/// other line as it is.
+fn toml_entry(file: &Path, command: &str, remove: bool) -> Result<Change, String> {
+    let text = read(file)?.unwrap_or_default();
+    let header = format!("[mcp_servers.{NAME}]");
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let start = lines.iter().position(|l| l.trim() == header);
+    // The table runs to the next table header (`[...]` at the start of a line).
+    let end = start.map(|s| {
+        lines[s + 1..].iter().position(|l| l.trim_start().starts_with('[')).map_or(lines.len(), |i| s + 1 + i)
+    });
+    let wanted = toml_table(command);
+    let (what, out) = match (start, end, remove) {
+        (None, _, true) => (Outcome::Absent, None),
+        (Some(s), Some(e), true) => {
+            let mut out = [lines[..s].concat(), lines[e..].concat()].concat();
+            // The blank line setup put before a last table goes with it.
+            if e == lines.len() && out.ends_with("\n\n") {
+                out.pop();
+            }
+            (Outcome::Removed, Some(out))
+        }
+        (Some(s), Some(e), false) => {
+            let current = lines[s..e].concat();
+            if current.trim_end() == wanted.trim_end() {
+                (Outcome::Unchanged, None)
+            } else {
+                let blank = if current.ends_with("\n\n") { "\n" } else { "" };
+                let out = [lines[..s].concat(), wanted.clone(), blank.to_owned(), lines[e..].concat()].concat();
+                (Outcome::Updated, Some(out))
+            }
+        }
+        (None, _, false) | (Some(_), None, _) => {
+            let sep = match text.as_str() {
+                "" => "",
+                t if t.ends_with("\n\n") => "",
+                t if t.ends_with('\n') => "\n",
+                _ => "\n\n",
+            };
+            (Outcome::Added, Some(format!("{text}{sep}{wanted}")))
+        }
+    };
+    if let Some(out) = out {
+        write(file, &out)?;
+    }
+    Ok(Change { file: file.to_owned(), what })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places(dir: &Path) -> Places {
+        Places { project: dir.join("proj"), home: dir.join("home"), claude_config_dir: None, codex_home: None }
+    }
+
+    #[test]
+    fn each_assistant_is_set_up_once_and_taken_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let at = places(dir.path());
+        for (assistant, scope, file) in [
+            (Assistant::ClaudeCode, Scope::Project, "proj/.mcp.json"),
+            (Assistant::ClaudeCode, Scope::User, "home/.claude.json"),
+            (Assistant::Gemini, Scope::Project, "proj/.gemini/settings.json"),
+            (Assistant::Gemini, Scope::User, "home/.gemini/settings.json"),
+            (Assistant::Codex, Scope::User, "home/.codex/config.toml"),
+        ] {
+            let path = dir.path().join(file);
+            let set = run(assistant, scope, false, "tether", &at).expect("set up");
+            assert_eq!((set.file.clone(), set.what), (path.clone(), Outcome::Added), "{file}");
+            let text = std::fs::read_to_string(&path).expect("written");
+            assert!(text.contains("tether") && text.contains("mcp"), "{file}: {text}");
+            let again = run(assistant, scope, false, "tether", &at).expect("again");
+            assert_eq!(again.what, Outcome::Unchanged, "{file}");
+            assert_eq!(std::fs::read_to_string(&path).expect("read"), text, "{file}: idempotent");
+            let moved = run(assistant, scope, false, "/opt/tether/bin/tether", &at).expect("moved");
+            assert_eq!(moved.what, Outcome::Updated, "{file}");
+            assert!(std::fs::read_to_string(&path).expect("read").contains("/opt/tether/bin/tether"), "{file}");
+            let gone = run(assistant, scope, true, "tether", &at).expect("remove");
+            assert_eq!(gone.what, Outcome::Removed, "{file}");
+            assert!(!std::fs::read_to_string(&path).expect("read").contains("tether"), "{file}");
+            assert_eq!(run(assistant, scope, true, "tether", &at).expect("again").what, Outcome::Absent, "{file}");
+        }
+        assert!(run(Assistant::Codex, Scope::Project, false, "tether", &at).is_err());
+    }
+
+    #[test]
+    fn other_settings_keep_their_order_and_text() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let at = places(dir.path());
+        let file = dir.path().join("home/.gemini/settings.json");
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        let before = "{\n  \"theme\": \"Dracula\",\n  \"mcpServers\": {\"other\": {\"command\": \"x\"}},\n  \"auth\": {\"b\": 1, \"a\": 2}\n}\n";
+        std::fs::write(&file, before).expect("write");
+        run(Assistant::Gemini, Scope::User, false, "tether", &at).expect("set up");
+        let after = std::fs::read_to_string(&file).expect("read");
+        let order: Vec<usize> = ["theme", "mcpServers", "other", "tether", "auth", "\"b\"", "\"a\""]
+            .iter()
+            .map(|k| after.find(k).unwrap_or_else(|| panic!("{k} in {after}")))
+            .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{after}");
+        run(Assistant::Gemini, Scope::User, true, "tether", &at).expect("remove");
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).expect("read")).expect("json");
+        assert_eq!(v, serde_json::from_str::<Value>(before).expect("json"));
+
+        // A file that is not JSON is left alone, with the reason.
+        std::fs::write(&file, "{ not json").expect("write");
+        let e = run(Assistant::Gemini, Scope::User, false, "tether", &at).expect_err("not json");
+        assert!(e.contains("not a JSON object") && e.contains("nothing was changed"), "{e}");
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), "{ not json");
+
+        // Codex's TOML keeps every other line.
+        let toml = dir.path().join("home/.codex/config.toml");
+        std::fs::create_dir_all(toml.parent().expect("parent")).expect("mkdir");
+        let before = "model = \"o4\"\n\n[mcp_servers.other]\ncommand = \"x\"\n\n[profiles.fast]\nmodel = \"mini\"\n";
+        std::fs::write(&toml, before).expect("write");
+        run(Assistant::Codex, Scope::User, false, "tether", &at).expect("set up");
+        let with = std::fs::read_to_string(&toml).expect("read");
+        assert!(
+            with.starts_with(before)
+                && with.ends_with("[mcp_servers.tether]\ncommand = \"tether\"\nargs = [\"mcp\"]\n"),
+            "{with}"
+        );
+        run(Assistant::Codex, Scope::User, true, "tether", &at).expect("remove");
+        assert_eq!(std::fs::read_to_string(&toml).expect("read"), before);
+    }
+}
