@@ -138,19 +138,15 @@ fn read(file: &Path) -> Result<Option<String>, String> {
     }
 }
 
-/// Writes `text` to `file` atomically (a temporary file beside it, then a rename), creating its
-/// folder; an existing file keeps its permissions.
+/// Writes `text` to `file` as the disk sink writes (atomically, keeping an existing file's owner
+/// and mode), creating its folder; a settings file that is a symlink (dotfiles kept in a
+/// repository) is written where it points, and stays a symlink.
 fn write(file: &Path, text: &str) -> Result<(), String> {
     let fail = |e: std::io::Error| format!("{}: {e}", file.display());
-    let dir = file.parent().ok_or_else(|| format!("{}: no folder", file.display()))?;
+    let target = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_owned());
+    let dir = target.parent().ok_or_else(|| format!("{}: no folder", file.display()))?;
     std::fs::create_dir_all(dir).map_err(fail)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(fail)?;
-    if let Ok(meta) = std::fs::metadata(file) {
-        tmp.as_file().set_permissions(meta.permissions()).map_err(fail)?;
-    }
-    tmp.persist(file).map_err(|e| fail(e.error))?;
-    Ok(())
+    crate::sink::disk::replace_file(&target, text.as_bytes()).map_err(fail)
 }
 
 /// Sets (or removes) `mcpServers.tether` in the JSON file `file`.
@@ -205,15 +201,15 @@ fn toml_entry(file: &Path, command: &str, remove: bool) -> Result<Change, String
     let text = read(file)?.unwrap_or_default();
     let header = format!("[mcp_servers.{NAME}]");
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let start = lines.iter().position(|l| l.trim() == header);
-    // The table runs to the next table header (`[...]` at the start of a line).
-    let end = start.map(|s| {
-        lines[s + 1..].iter().position(|l| l.trim_start().starts_with('[')).map_or(lines.len(), |i| s + 1 + i)
+    // The table's lines: from its header to the next table header (`[...]` at a line's start).
+    let table = lines.iter().position(|l| l.trim() == header).map(|s| {
+        let e = lines[s + 1..].iter().position(|l| l.trim_start().starts_with('[')).map_or(lines.len(), |i| s + 1 + i);
+        (s, e)
     });
     let wanted = toml_table(command);
-    let (what, out) = match (start, end, remove) {
-        (None, _, true) => (Outcome::Absent, None),
-        (Some(s), Some(e), true) => {
+    let (what, out) = match (table, remove) {
+        (None, true) => (Outcome::Absent, None),
+        (Some((s, e)), true) => {
             let mut out = [lines[..s].concat(), lines[e..].concat()].concat();
             // The blank line setup put before a last table goes with it.
             if e == lines.len() && out.ends_with("\n\n") {
@@ -221,7 +217,7 @@ fn toml_entry(file: &Path, command: &str, remove: bool) -> Result<Change, String
             }
             (Outcome::Removed, Some(out))
         }
-        (Some(s), Some(e), false) => {
+        (Some((s, e)), false) => {
             let current = lines[s..e].concat();
             if current.trim_end() == wanted.trim_end() {
                 (Outcome::Unchanged, None)
@@ -231,7 +227,7 @@ fn toml_entry(file: &Path, command: &str, remove: bool) -> Result<Change, String
                 (Outcome::Updated, Some(out))
             }
         }
-        (None, _, false) | (Some(_), None, _) => {
+        (None, false) => {
             let sep = match text.as_str() {
                 "" => "",
                 t if t.ends_with("\n\n") => "",
@@ -303,6 +299,15 @@ mod tests {
         run(Assistant::Gemini, Scope::User, true, "tether", &at).expect("remove");
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).expect("read")).expect("json");
         assert_eq!(v, serde_json::from_str::<Value>(before).expect("json"));
+
+        // A settings file kept elsewhere behind a symlink is written there, and stays linked.
+        let kept = dir.path().join("dotfiles-settings.json");
+        std::fs::rename(&file, &kept).expect("move");
+        std::os::unix::fs::symlink(&kept, &file).expect("symlink");
+        run(Assistant::Gemini, Scope::User, false, "tether", &at).expect("set up");
+        assert!(std::fs::symlink_metadata(&file).expect("stat").file_type().is_symlink());
+        assert!(std::fs::read_to_string(&kept).expect("read").contains("\"tether\""));
+        std::fs::remove_file(&file).expect("unlink");
 
         // A file that is not JSON is left alone, with the reason.
         std::fs::write(&file, "{ not json").expect("write");

@@ -61,6 +61,14 @@ use crate::workspace::SandboxPath;
 pub use self::files::{BACKUP_SUFFIX, TEMP_PREFIX, TEMP_SUFFIX};
 pub use self::held::{hold, hold_all, hold_more, keep_on_stale, take_kept, Held, KeepOnStale};
 
+/// Replaces (or creates) `target` with `bytes` atomically, keeping an existing file's owner and
+/// permission bits: for a file tether writes outside any plan (an assistant's settings, by
+/// `tether setup`).
+pub fn replace_file(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    let owner = fs::metadata(target).ok().map(|m| Owner::of(&m));
+    files::write_atomic(target, &[bytes], owner, true)
+}
+
 /// Applies plans to files on disk.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DiskSink;
