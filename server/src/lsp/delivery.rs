@@ -269,9 +269,9 @@ impl Delivery {
         if self.shared.save_policy() == SavePolicy::Never {
             // tether saves nothing, but some editors write a buffer they applied a server's edit
             // to themselves (kak-lsp does, for every buffer whose text matched its file): the
-            // result says what the disk holds, not only what tether's policy is.
-            // Such an editor writes after it answered: wait for its write (its `didSave`, or the
-            // file holding the text) as long as a save may take.
+            // result says what the disk holds, not only what tether's policy is. Such an editor
+            // writes after it answered: wait for its write (its `didSave`, or the file holding
+            // the text) as long as a save may take.
             let disk = self.shared.workspace().map(Vfs::disk);
             let on_disk = |e: &DocEdit| {
                 disk.as_ref().and_then(|d| d.read_text(&e.path).ok()).is_some_and(|f| e.expected == f.text.as_str())

@@ -121,14 +121,10 @@ fn correct_paths(ctx: &Context<'_>, files: &mut [FilePatch], accepted: &mut Vec<
         }
         // Every file the path can name without its prefix, in another letter case, or both: a
         // path that names exactly one is read as naming it.
+        // (`other_case` finds a path's exact spelling too.)
         let unprefixed = path.strip_prefix("a/").or_else(|| path.strip_prefix("b/"));
-        let mut names: Vec<String> = unprefixed
-            .filter(|p| ctx.vfs.resolve(p).is_ok_and(|r| ctx.vfs.exists(&r)))
-            .map(str::to_owned)
-            .into_iter()
-            .chain(other_case(ctx, path))
-            .chain(unprefixed.and_then(|p| other_case(ctx, p)))
-            .collect();
+        let mut names: Vec<String> =
+            other_case(ctx, path).into_iter().chain(unprefixed.and_then(|p| other_case(ctx, p))).collect();
         names.sort();
         names.dedup();
         if names.len() == 1 {
@@ -148,11 +144,12 @@ fn other_case(ctx: &Context<'_>, given: &str) -> Option<String> {
     // Every folder (then file) each part can name, in any letter case.
     let mut reached = vec![String::new()];
     for part in given.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        let part = part.to_lowercase();
         let mut next = Vec::new();
         for dir in &reached {
             let Ok(here) = ctx.vfs.resolve(if dir.is_empty() { "." } else { dir }) else { continue };
             let Ok(entries) = ctx.vfs.read_dir(&here) else { continue };
-            for (name, _, _) in entries.iter().filter(|(n, _, _)| n.to_lowercase() == part.to_lowercase()) {
+            for (name, _, _) in entries.iter().filter(|(n, _, _)| n.to_lowercase() == part) {
                 next.push(if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") });
             }
         }

@@ -105,13 +105,12 @@ async fn run(case: &Case, open: bool) -> Option<String> {
     // The text of a file after the call: its buffer's when it is open, with the file's byte
     // order mark (the editor writes it back on save), else the file's.
     let current = |path: &str| -> Option<String> {
-        let disk = std::fs::read_to_string(s.path(path)).ok();
         match s.editor.buffer(&s.uri(path)) {
             Some((_, text)) => {
                 let bom = case.files.iter().any(|(p, t)| p == path && t.starts_with(BOM));
                 Some(if bom { format!("{BOM}{text}") } else { text })
             }
-            None => disk,
+            None => std::fs::read_to_string(s.path(path)).ok(),
         }
     };
     let said = match &result {

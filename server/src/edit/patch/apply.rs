@@ -365,13 +365,13 @@ fn in_file_indent(file: &[(&str, &str)], start: usize, body: &[HunkLine]) -> Opt
 /// lines matched only in another form (accents composed in the patch and decomposed in the file,
 /// or the other way): `None` when the forms agree, or the file's lines are in neither form.
 fn in_file_form(file: &[(&str, &str)], start: usize, body: &[HunkLine]) -> Option<Vec<HunkLine>> {
-    let old = body.iter().filter(|l| l.kind != LineKind::Add).map(|l| l.text.as_str());
-    let found = file.get(start..start + old.clone().count())?.iter().map(|(c, _)| *c);
-    if old.clone().eq(found.clone()) || found.clone().all(str::is_ascii) {
+    let old: Vec<&str> = body.iter().filter(|l| l.kind != LineKind::Add).map(|l| l.text.as_str()).collect();
+    let found: Vec<&str> = file.get(start..start + old.len())?.iter().map(|(c, _)| *c).collect();
+    if old == found || found.iter().all(|f| f.is_ascii()) {
         return None;
     }
-    let nfc = found.clone().all(is_nfc);
-    if !nfc && !found.clone().all(is_nfd) {
+    let nfc = found.iter().all(|f| is_nfc(f));
+    if !nfc && !found.iter().all(|f| is_nfd(f)) {
         return None;
     }
     let form = |t: &str| -> String {
