@@ -54,7 +54,7 @@ pub fn check(data: &[u8]) {
     let store = Store::default();
     let uri = Url::parse("file:///fuzz/doc.txt").expect("a URL");
     let path = PathBuf::from("/fuzz/doc.txt");
-    store.open(uri.clone(), path.clone(), Document::from_text(&model), 1, false);
+    store.open(uri.clone(), path.clone(), Document::from_text(&model), 1, false, None);
     let mut doc = Document::from_text(&model);
     let mut version = 1;
     let rounds = input.below(40) + 1;
@@ -90,7 +90,7 @@ pub fn check(data: &[u8]) {
         assert_eq!(state.version, version);
         check_positions(&mut input, &state.rope, &model, enc, units);
     }
-    assert_eq!(store.close(&uri), Ok(()));
+    assert_eq!(store.close(&uri), Ok(path.clone()));
     assert!(store.get(&path).is_none(), "closed");
 }
 

@@ -69,11 +69,28 @@ fn overlaps(ours: &Range<usize>, theirs: &Range<usize>) -> bool {
 /// `current` with the change from `before` to `after` taken back, keeping every later change
 /// that does not overlap it; else the overlaps.
 pub fn reverse(after: &str, current: &str, before: &str) -> Result<String, Vec<Overlap>> {
-    if current == after {
-        return Ok(before.to_owned());
+    carry(after, before, current)
+}
+
+/// `current` (a text that came from `from` by changes of its own) with the change from `from`
+/// to `to` made too, where it leaves `current`'s own changes alone: the three-way merge of `to`
+/// and `current` over their common ancestor `from`. Else the lines of `current` where both
+/// changed. The same change made on both sides is no overlap: it is made once.
+pub fn carry(from: &str, to: &str, current: &str) -> Result<String, Vec<Overlap>> {
+    if current == from {
+        return Ok(to.to_owned());
     }
+    if current == to || from == to {
+        return Ok(current.to_owned());
+    }
+    let (after, before) = (from, to);
     let (ours, _, before_lines) = hunks(after, before);
     let (theirs, equal, current_lines) = hunks(after, current);
+    // A region both sides changed alike is already made in `current`.
+    let same = |o: &Range<usize>, b: &Range<usize>| {
+        theirs.iter().any(|(t, now)| t == o && current_lines[now.clone()] == before_lines[b.clone()])
+    };
+    let ours: Changed = ours.into_iter().filter(|(o, b)| !same(o, b)).collect();
     let mut overlaps_found = Vec::new();
     for (o, _) in &ours {
         for (t, now) in &theirs {
@@ -152,6 +169,18 @@ mod tests {
         let after = "one\r\nTWO\r\nthree";
         let current = "zero\r\none\r\nTWO\r\nthree";
         assert_eq!(reverse(after, current, before), Ok("zero\r\none\r\ntwo\r\nthree".to_owned()));
+    }
+
+    #[test]
+    fn carry_makes_a_change_beside_other_changes_and_a_shared_change_once() {
+        // The file changed lines 3 and 5 on disk; the buffer changed line 1 and made the same
+        // change to line 3 as the file did.
+        let from = "a\nb\nc\nd\ne\n";
+        let to = "a\nb\nC\nd\nE\n";
+        let buffer = "A\nb\nC\nd\ne\n";
+        assert_eq!(carry(from, to, buffer), Ok("A\nb\nC\nd\nE\n".to_owned()));
+        // Both changed line 3, differently: the buffer's line 3 is named.
+        assert_eq!(carry(from, to, "a\nb\nc!\nd\ne\n"), Err(vec![Overlap { current: (3, 3) }]));
     }
 
     #[test]

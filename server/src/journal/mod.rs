@@ -17,7 +17,7 @@
 //! met when its change no longer applies; `merge.rs` reverses a change over later
 //! ones (three-way); `undo.rs` turns changesets back into a plan for the normal sinks.
 
-mod merge;
+pub mod merge;
 mod overlap;
 mod record;
 mod store;

@@ -33,6 +33,8 @@ pub struct ClientCaps {
     pub language_requests: bool,
     /// `experimental.tether.review`: the client answers `tether/review`.
     pub review: bool,
+    /// `experimental.tether.diskChanges`: the client handles `tether/diskChange`.
+    pub disk_changes: bool,
     /// `experimental.tether.protocolVersion`: the protocol version the client speaks, when it
     /// says (clients older than the key do not).
     pub protocol: Option<u32>,
@@ -56,6 +58,7 @@ impl Default for ClientCaps {
             editor_context: false,
             language_requests: false,
             review: false,
+            disk_changes: false,
             protocol: None,
             writes_clean_buffers: false,
         }
@@ -83,6 +86,7 @@ impl ClientCaps {
             editor_context: ours(protocol::EDITOR_CONTEXT_CAPABILITY),
             language_requests: ours(protocol::LANGUAGE_REQUESTS_CAPABILITY),
             review: ours(protocol::REVIEW_CAPABILITY),
+            disk_changes: ours(protocol::DISK_CHANGES_CAPABILITY),
             protocol: tether
                 .and_then(|t| t.get(protocol::PROTOCOL_VERSION_CAPABILITY))
                 .and_then(serde_json::Value::as_u64)
@@ -185,7 +189,7 @@ mod tests {
             "workspace": {"workspaceEdit": {"documentChanges": true, "resourceOperations": ["rename", "create"]}},
             "window": {"workDoneProgress": true},
             "general": {"positionEncodings": ["utf-8"]},
-            "experimental": {"tether": {"saveDocuments": true, "diagnostics": true, "languageRequests": true, "protocolVersion": 3}},
+            "experimental": {"tether": {"saveDocuments": true, "diagnostics": true, "languageRequests": true, "diskChanges": true, "protocolVersion": 3}},
         }))
         .expect("caps");
         let c = ClientCaps::new(&caps);
@@ -202,6 +206,7 @@ mod tests {
                 editor_context: false,
                 language_requests: true,
                 review: false,
+                disk_changes: true,
                 protocol: Some(3),
                 writes_clean_buffers: false,
             }

@@ -20,6 +20,7 @@ mod calls;
 mod capabilities;
 mod convert;
 mod delivery;
+mod disk;
 mod editor;
 mod handlers;
 mod knowledge;
@@ -35,6 +36,7 @@ mod sink;
 mod store;
 mod track;
 mod transport;
+mod watch;
 
 use std::time::Duration;
 

@@ -22,6 +22,9 @@ pub const EDITOR_CONTEXT: &str = "tether/editorContext";
 pub const REVIEW: &str = "tether/review";
 /// Server-to-client request: ask the editor's other language servers.
 pub const LANGUAGE_REQUEST: &str = "tether/languageRequest";
+/// Server-to-client notification: another process changed the file of an open document with
+/// unsaved changes, and tether merged that change into the buffer or could not.
+pub const DISK_CHANGE: &str = "tether/diskChange";
 /// Client-to-server request (debugging and tests only): a document as the server holds it.
 pub const DEBUG_DOCUMENT: &str = "tether/debugDocument";
 /// Client-to-server notification: one document's diagnostics from the editor's language servers.
@@ -29,7 +32,7 @@ pub const PUBLISH_DIAGNOSTICS: &str = "tether/publishDiagnostics";
 /// The custom methods the server handles (client to server).
 pub const SERVER_METHODS: &[&str] = &[PUBLISH_DIAGNOSTICS, DEBUG_DOCUMENT];
 /// The custom methods the server sends (server to client).
-pub const CLIENT_METHODS: &[&str] = &[SAVE_DOCUMENTS, EDITOR_CONTEXT, LANGUAGE_REQUEST, REVIEW];
+pub const CLIENT_METHODS: &[&str] = &[SAVE_DOCUMENTS, EDITOR_CONTEXT, LANGUAGE_REQUEST, REVIEW, DISK_CHANGE];
 
 /// `initializationOptions` key: the save policy, `"clean"` or `"never"`.
 pub const SAVE_OPTION: &str = "save";
@@ -56,6 +59,8 @@ pub const EDITOR_CONTEXT_CAPABILITY: &str = "editorContext";
 pub const LANGUAGE_REQUESTS_CAPABILITY: &str = "languageRequests";
 /// The client capability, under `experimental.tether`, announcing `tether/review`.
 pub const REVIEW_CAPABILITY: &str = "review";
+/// `experimental.tether` key: the client handles `tether/diskChange`.
+pub const DISK_CHANGES_CAPABILITY: &str = "diskChanges";
 /// The capability, under `experimental.tether`, giving the protocol version a side speaks: the
 /// server's in its capabilities, the client's in its own.
 pub const PROTOCOL_VERSION_CAPABILITY: &str = "protocolVersion";
@@ -119,6 +124,38 @@ impl tower_lsp::lsp_types::request::Request for SaveDocuments {
     type Params = SaveDocumentsParams;
     type Result = SaveDocumentsResult;
     const METHOD: &'static str = SAVE_DOCUMENTS;
+}
+
+/// `tether/diskChange` (server to client).
+#[derive(Debug)]
+pub enum DiskChange {}
+
+/// Parameters of `tether/diskChange`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct DiskChangeParams {
+    /// The document, as the client named it in `didOpen`.
+    pub uri: Url,
+    /// Whether the file's change is now in the buffer (with the buffer's unsaved changes kept).
+    pub merged: bool,
+    /// The buffer's version the change was merged into (when merged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<i32>,
+    /// The file's size as tether read it: with `mtime`, a client may tell whether the file
+    /// changed again since.
+    pub size: u64,
+    /// The file's modification time as tether read it: `[seconds, nanoseconds]` since the epoch.
+    pub mtime: Option<(u64, u32)>,
+    /// Where the file's change and the unsaved changes touch the same lines (when not merged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlaps: Option<String>,
+    /// The unified diff from the buffer to the file (when not merged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+impl tower_lsp::lsp_types::notification::Notification for DiskChange {
+    type Params = DiskChangeParams;
+    const METHOD: &'static str = DISK_CHANGE;
 }
 
 /// Parameters of `tether/debugDocument`.

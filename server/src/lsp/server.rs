@@ -6,9 +6,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use tower_lsp::jsonrpc::Result as RpcResult;
 use tower_lsp::lsp_types::{
-    DidChangeConfigurationParams, DidChangeTextDocumentParams, DidChangeWorkspaceFoldersParams,
-    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, ExecuteCommandParams,
-    InitializeParams, InitializeResult, InitializedParams,
+    DidChangeConfigurationParams, DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
+    DidChangeWorkspaceFoldersParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams,
+    ExecuteCommandParams, InitializeParams, InitializeResult, InitializedParams,
 };
 use tower_lsp::{Client, LanguageServer};
 
@@ -76,6 +76,7 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        self.shared.start_watching();
         tracing::info!(roots = ?self.shared.roots(), caps = ?self.shared.caps(), "tether lsp initialized");
     }
 
@@ -106,6 +107,10 @@ impl LanguageServer for Backend {
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
         handlers::did_change_workspace_folders::handle(&self.shared, params);
+    }
+
+    async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
+        handlers::did_change_watched_files::handle(&self.shared, params);
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> RpcResult<Option<Value>> {

@@ -55,6 +55,8 @@ pub(crate) struct Shared {
     /// The workspace's (canonical) roots, for the bridge's discovery file.
     pub roots_changed: tokio::sync::watch::Sender<Vec<PathBuf>>,
     profiles: Mutex<HashMap<String, Arc<dyn Profile>>>,
+    /// The watch on the open documents' files (`lsp/disk.rs`).
+    pub(super) disk: super::watch::Watched,
 }
 
 impl Shared {
@@ -80,6 +82,7 @@ impl Shared {
             roots: Mutex::new((Vec::new(), None)),
             roots_changed: tokio::sync::watch::channel(Vec::new()).0,
             profiles: Mutex::new(HashMap::new()),
+            disk: super::watch::Watched::default(),
         }
     }
 

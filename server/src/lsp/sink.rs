@@ -79,6 +79,9 @@ pub(crate) struct EditorSink {
     from_editor: bool,
     /// What became of the changes, read by the call path once the tool returns.
     delivered: std::sync::Mutex<Delivered>,
+    /// Whether review before apply may hold the change (not for a change that already happened
+    /// elsewhere, such as a file's change merged into its buffer).
+    reviewable: bool,
 }
 
 impl EditorSink {
@@ -95,7 +98,14 @@ impl EditorSink {
             last_attempt,
             from_editor,
             delivered: std::sync::Mutex::default(),
+            reviewable: true,
         }
+    }
+
+    /// The same sink, never holding a change for review.
+    pub fn unreviewed(mut self) -> EditorSink {
+        self.reviewable = false;
+        self
     }
 
     /// What became of the changes: where each went, or that a buffer changed meanwhile so
@@ -428,7 +438,7 @@ impl EditorSink {
     /// through; `None` when no review is asked for.
     fn review(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Option<(EditPlan, super::review::Outcome)>> {
         let settings = self.shared.review();
-        if !settings.asks_for(&self.tool, plan, vfs) {
+        if !self.reviewable || !settings.asks_for(&self.tool, plan, vfs) {
             return Ok(None);
         }
         if !self.shared.caps().review {

@@ -29,6 +29,10 @@ struct Entry {
     clean: Option<i32>,
     /// When it last changed, on the store's own clock (opening counts as a change).
     last_change: u64,
+    /// The file's text as tether last knew it (read at opening, written by a save or by the
+    /// server, or read after another process changed it): the common ancestor of the buffer and
+    /// the file when another process changes the file. `None` when there was no text file.
+    disk: Option<Rope>,
 }
 
 /// An open document's state at one moment.
@@ -151,7 +155,8 @@ impl Store {
     }
 
     /// Records a document the editor opened (replacing any earlier state of the same file).
-    pub fn open(&self, uri: Url, path: PathBuf, doc: Document, version: i32, dirty: bool) {
+    /// `disk` is the file's text when it is a text file.
+    pub fn open(&self, uri: Url, path: PathBuf, doc: Document, version: i32, dirty: bool, disk: Option<Rope>) {
         let mut inner = self.lock();
         if let Some(old) = inner.docs.get(&path).map(|e| e.uri.clone()) {
             inner.paths.remove(&old);
@@ -160,7 +165,7 @@ impl Store {
         inner.clock += 1;
         let last_change = inner.clock;
         let clean = (!dirty).then_some(version);
-        inner.docs.insert(path, Entry { uri, doc, version, dirty, clean, last_change });
+        inner.docs.insert(path, Entry { uri, doc, version, dirty, clean, last_change, disk });
         self.ticks.send_replace(last_change);
     }
 
@@ -204,12 +209,12 @@ impl Store {
         Ok(())
     }
 
-    /// Forgets a document the editor closed.
-    pub fn close(&self, uri: &Url) -> Result<(), SyncError> {
+    /// Forgets a document the editor closed; returns its real path.
+    pub fn close(&self, uri: &Url) -> Result<PathBuf, SyncError> {
         let mut inner = self.lock();
         let path = inner.paths.remove(uri).ok_or(SyncError::NotOpen)?;
         inner.docs.remove(&path);
-        Ok(())
+        Ok(path)
     }
 
     /// Records that the editor saved a document.
@@ -219,6 +224,7 @@ impl Store {
         let entry = paths.get(uri).and_then(|p| docs.get_mut(p)).ok_or(SyncError::NotOpen)?;
         entry.dirty = false;
         entry.clean = Some(entry.version);
+        entry.disk = Some(entry.doc.rope().clone());
         // A save is news to whoever waits on the documents (an edit waiting for the editor's
         // own write), though the text did not change.
         self.ticks.send_modify(|_| {});
@@ -254,6 +260,7 @@ impl Store {
             if entry.version == version {
                 entry.dirty = false;
                 entry.clean = Some(version);
+                entry.disk = Some(entry.doc.rope().clone());
             }
         }
     }
@@ -263,6 +270,18 @@ impl Store {
     /// may land on a version saved meanwhile, which makes it an edit of a clean buffer.
     pub fn clean_at(&self, path: &Path, version: i32) -> bool {
         self.lock().docs.get(path).is_some_and(|e| e.clean == Some(version))
+    }
+
+    /// The open document at the real path `path`, with its file's text as last known.
+    pub fn get_with_disk(&self, path: &Path) -> Option<(DocState, Option<Rope>)> {
+        self.lock().docs.get(path).map(|e| (state(e), e.disk.clone()))
+    }
+
+    /// Records `disk` as the file's text of the open document at `path`.
+    pub fn set_disk(&self, path: &Path, disk: Rope) {
+        if let Some(entry) = self.lock().docs.get_mut(path) {
+            entry.disk = Some(disk);
+        }
     }
 
     /// The open document at the real path `path`.
@@ -358,7 +377,7 @@ mod tests {
     #[test]
     fn changes_apply_in_order_and_stale_versions_are_refused() {
         let store = Store::default();
-        store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("hello\n"), 1, false);
+        store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("hello\n"), 1, false, None);
         let r = |l, c| Position::new(l, c);
         let ok = store.change(
             &uri("a"),
@@ -375,7 +394,7 @@ mod tests {
         assert_eq!(store.change(&uri("b"), 9, [(None, "x")], PositionEncoding::Utf16, 3), Err(SyncError::NotOpen));
         assert_eq!(store.saved(&uri("a")), Ok(()));
         assert!(!store.get(Path::new("/w/a")).expect("open").dirty);
-        assert_eq!(store.close(&uri("a")), Ok(()));
+        assert_eq!(store.close(&uri("a")), Ok(PathBuf::from("/w/a")));
         assert!(store.overlay().is_empty());
     }
 
@@ -396,7 +415,7 @@ mod tests {
     #[test]
     fn a_followed_edit_is_seen_among_intermediate_texts() {
         let store = Arc::new(Store::default());
-        store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("ab"), 1, false);
+        store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("ab"), 1, false, None);
         let following = follow(&store, 1..1, "X");
         // The edit and a keystroke after it arrive in one notification.
         let r = |c| Position::new(0, c);
@@ -411,7 +430,7 @@ mod tests {
     #[test]
     fn an_edit_is_not_followed_from_a_text_that_moved_on() {
         let store = Arc::new(Store::default());
-        store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("ab"), 1, false);
+        store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("ab"), 1, false, None);
         let doc = store.get(Path::new("/w/a")).expect("open");
         store.change(&uri("a"), 2, [(None, "abc")], PositionEncoding::Utf8, 1).expect("change");
         let sent = Sent {
@@ -427,7 +446,7 @@ mod tests {
     #[test]
     fn an_added_final_break_still_counts() {
         let store = Arc::new(Store::default());
-        store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("x\r\n"), 1, false);
+        store.open(uri("a"), PathBuf::from("/w/a"), Document::from_text("x\r\n"), 1, false, None);
         let following = follow(&store, 3..3, "no break");
         let end = Position::new(1, 0);
         store.change(&uri("a"), 2, [(Some((end, end)), "no break\r\n")], PositionEncoding::Utf8, 1).expect("change");

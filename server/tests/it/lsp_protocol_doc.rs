@@ -58,6 +58,7 @@ fn documented_names_are_the_code_constants() {
         key(protocol::EDITOR_CONTEXT_CAPABILITY),
         key(protocol::LANGUAGE_REQUESTS_CAPABILITY),
         key(protocol::REVIEW_CAPABILITY),
+        key(protocol::DISK_CHANGES_CAPABILITY),
         key(protocol::PROTOCOL_VERSION_CAPABILITY),
         key(protocol::MIN_PROTOCOL_VERSION_CAPABILITY),
     ]
@@ -141,7 +142,17 @@ async fn the_server_does_what_the_doc_names() {
         call["profile"] = json!("standard");
         s.execute(protocol::CALL_TOOL, vec![call]).await.unwrap_or_else(|e| panic!("{tool}: {e}"));
     }
+    // A change on disk under unsaved text: told with a notification.
+    s.type_text("a.txt", 0, 0, "unsaved ");
+    s.sync().await;
+    std::fs::write(s.path("a.txt"), "beta\nfrom disk\n").expect("write");
+    let disk_change = protocol::DISK_CHANGE;
+    s.client.wait_for(disk_change, |n| n.iter().any(|n| n["method"] == disk_change)).await;
     for method in documented("Requests from the server to the client") {
+        if method == disk_change {
+            assert_eq!(s.client.notifications(&method).len(), 1, "{method}");
+            continue;
+        }
         assert_eq!(s.client.server_requests(&method).len(), 1, "{method}");
     }
     s.shutdown().await;

@@ -14,6 +14,7 @@ mod journal;
 mod lsp_binary;
 mod lsp_commands;
 mod lsp_delivery;
+mod lsp_disk;
 mod lsp_edits;
 mod lsp_journal;
 mod lsp_knowledge;

@@ -6,7 +6,8 @@ use crate::lsp::shared::Shared;
 
 /// Forgets the document.
 pub(crate) fn handle(shared: &Shared, params: DidCloseTextDocumentParams) {
-    if shared.store.close(&params.text_document.uri).is_err() {
-        tracing::debug!(uri = %params.text_document.uri, "didClose for a document that is not open");
+    match shared.store.close(&params.text_document.uri) {
+        Ok(path) => shared.unwatch(&path),
+        Err(_) => tracing::debug!(uri = %params.text_document.uri, "didClose for a document that is not open"),
     }
 }

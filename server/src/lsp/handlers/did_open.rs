@@ -16,9 +16,9 @@ pub(crate) fn handle(shared: &Shared, params: DidOpenTextDocumentParams) {
     };
     let real = canonical(&path);
     let disk = std::fs::read(&real).ok().map(decode);
-    let (dirty, bom) = match disk {
-        Some(Decoded::Text { text, bom, .. }) => (text != item.text, bom),
-        _ => (true, false),
+    let (dirty, bom, disk) = match disk {
+        Some(Decoded::Text { text, bom, .. }) => (text != item.text, bom, Some(text)),
+        _ => (true, false, None),
     };
     let doc = if bom {
         let mut bytes = Vec::with_capacity(item.text.len() + 3);
@@ -28,6 +28,9 @@ pub(crate) fn handle(shared: &Shared, params: DidOpenTextDocumentParams) {
     } else {
         Document::from_text(&item.text)
     };
+    // The file's text, shared with the buffer's when they are the same.
+    let disk = disk.map(|text| if dirty { ropey::Rope::from_str(&text) } else { doc.rope().clone() });
     tracing::debug!(uri = %item.uri, version = item.version, dirty, "opened");
-    shared.store.open(item.uri, real, doc, item.version, dirty);
+    shared.store.open(item.uri, real.clone(), doc, item.version, dirty, disk);
+    shared.watch(&real);
 }

@@ -3,6 +3,7 @@
 pub(crate) mod debug_document;
 pub(crate) mod did_change;
 pub(crate) mod did_change_configuration;
+pub(crate) mod did_change_watched_files;
 pub(crate) mod did_change_workspace_folders;
 pub(crate) mod did_close;
 pub(crate) mod did_open;
