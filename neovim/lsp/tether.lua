@@ -31,6 +31,8 @@ return {
         languageRequests = true,
         -- The server asks only when review is on (the `review` initialization option).
         review = true,
+        -- Changes other programs make to the file of a buffer with unsaved changes.
+        diskChanges = true,
       },
     },
   },
@@ -54,6 +56,9 @@ return {
     end,
     ["tether/review"] = function(...)
       return require("tether.review").handler(...)
+    end,
+    ["tether/diskChange"] = function(...)
+      return require("tether.disk").handler(...)
     end,
     ["window/logMessage"] = function(...)
       return require("tether.log").handler(...)

@@ -1,5 +1,5 @@
--- tether's user command, and the one autocommand that forwards diagnostics. Everything else
--- loads on first use.
+-- tether's user command, and the one autocommand that forwards diagnostics and keeps Neovim's
+-- "changed on disk" prompt away where tether merges. Everything else loads on first use.
 
 if vim.g.loaded_tether then
   return
@@ -21,9 +21,10 @@ end, {
 if vim.fn.has("nvim-0.10") == 1 then
   vim.api.nvim_create_autocmd("LspAttach", {
     group = vim.api.nvim_create_augroup("tether.attach", { clear = true }),
-    desc = "tether: forward the language servers' diagnostics",
+    desc = "tether: forward the language servers' diagnostics; merge changes on disk",
     callback = function(args)
       require("tether.diagnostics").on_attach(args)
+      require("tether.disk").on_attach(args)
     end,
   })
 end
