@@ -1,0 +1,88 @@
+"""The assistants people run, for real, beside a real Neovim running tether: Claude Code (from
+npm, pinned by scripts/install-assistants), headless, against a scripted model on loopback
+(tests/model_stub.py). Its built-in tools write the disk behind the editor's dirty buffer; tether
+merges what they wrote into the buffer, the unsaved text kept."""
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import HERE, wait_until
+from model_stub import ModelStub
+
+MAIN = "def main():\n    return 1\n"
+
+
+def claude_bin() -> str:
+    path = os.environ.get("TETHER_CLAUDE")
+    if not path:
+        script = HERE.parents[1] / "scripts" / "install-assistants"
+        try:
+            out = subprocess.run([str(script)], capture_output=True, text=True, check=True).stdout
+        except subprocess.CalledProcessError as e:
+            pytest.fail(f"could not install the assistant CLIs: {e.stderr}")
+        path = dict(line.split(" ", 1) for line in out.splitlines())["claude-code"]
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"no Claude Code at {path}; run scripts/install-assistants or set TETHER_CLAUDE")
+    return path
+
+
+def run_claude(editor, home, turns: list[dict]) -> ModelStub:
+    """`claude -p` in the workspace with only its built-in tools, the model scripted by `turns`."""
+    stub = ModelStub(turns)
+    (home / "claude").mkdir(exist_ok=True)
+    env = dict(
+        os.environ,
+        ANTHROPIC_BASE_URL=stub.url,
+        ANTHROPIC_API_KEY="sk-tether-test",
+        CLAUDE_CONFIG_DIR=str(home / "claude"),
+        HOME=str(home),
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_TELEMETRY="1",
+    )
+    args = [claude_bin(), "-p", "Change main to return 2.", "--model", "claude-sonnet-4-5",
+            "--permission-mode", "acceptEdits", "--strict-mcp-config", "--mcp-config", '{"mcpServers": {}}']
+    done = subprocess.run(args, cwd=editor.root, env=env, capture_output=True, text=True, timeout=180)
+    stub.close()
+    assert done.returncode == 0, done.stderr
+    return stub
+
+
+def no_prompt(editor) -> bool:
+    mode = editor.nvim.api.get_mode()
+    return not mode["blocking"] and not mode["mode"].startswith("r")
+
+
+def test_claude_codes_built_in_edit_lands_in_the_unsaved_buffer(plugin_editor, tmp_path):
+    editor = plugin_editor
+    main = editor.root / "src" / "main.py"
+    editor.type_at(1, 0, "# unsaved\n")
+    typed = "# unsaved\n" + MAIN
+    time.sleep(1.1)  # the CLI's write gets a modification time of its own
+    stub = run_claude(editor, tmp_path, [
+        {"tool": "Read", "input": {"file_path": str(main)}},
+        {"tool": "Edit", "input": {"file_path": str(main), "old_string": "return 1", "new_string": "return 2",
+                                   "replace_all": False}},
+        {"text": "main returns 2 now"},
+    ])
+    results = stub.tool_results()
+    assert len(results) == 2 and "updated successfully" in results[1], results
+    merged = "# unsaved\ndef main():\n    return 2\n"
+    wait_until("the edit in the buffer", lambda: editor.text() == merged)
+    assert editor.modified(), "the unsaved line is still unsaved"
+    editor.nvim.command("checktime", async_=True)
+    time.sleep(0.3)
+    assert no_prompt(editor), "no 'changed on disk' prompt"
+    editor.nvim.command("normal! u")
+    assert editor.text() == typed, "one undo step takes the assistant's change back, and only it"
+    editor.nvim.command("normal! \x12")
+    assert editor.text() == merged
+    editor.nvim.command("write", async_=True)
+    wait_until("the write", lambda: no_prompt(editor) and not editor.modified())
+    assert main.read_text() == merged, "saving keeps both the unsaved line and the assistant's change"
+    history = editor.call("history")
+    changes = history["structuredContent"]["changesets"]
+    assert any(c["tool"] == "merge_from_disk" for c in changes), changes
