@@ -16,6 +16,7 @@ use crate::tools::Context;
 use crate::vfs::Vfs;
 use crate::workspace::Workspace;
 
+pub mod hook;
 pub mod setup;
 
 /// tether: file tools over live editor buffers, for editors and AI assistants.
@@ -49,6 +50,24 @@ pub enum Command {
     Undo(UndoArgs),
     /// Register `tether mcp` with an assistant's configuration (`--remove` takes it back).
     Setup(SetupArgs),
+    /// Answer one of an assistant's hook events (JSON on stdin), so that its built-in file tools
+    /// meet the editor's buffers; `tether setup` installs it.
+    Hook(HookArgs),
+}
+
+/// `tether hook`.
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The assistant whose hook event comes on stdin.
+    #[arg(value_enum)]
+    pub assistant: HookAssistant,
+}
+
+/// The assistants whose hooks tether answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookAssistant {
+    /// Claude Code: `PostToolUse` of Read, `PreToolUse` of Edit and Write.
+    ClaudeCode,
 }
 
 /// `tether setup`.
@@ -332,6 +351,7 @@ pub fn main() -> ExitCode {
         Command::History(args) => history(args),
         Command::Undo(args) => undo(args),
         Command::Setup(args) => setup(args),
+        Command::Hook(args) => hook(args),
     }
 }
 
@@ -350,12 +370,37 @@ fn setup(args: SetupArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     match setup::run(args.assistant, scope, args.remove, &setup_command(), &places) {
-        Ok(change) => {
-            print(&change.to_string());
+        Ok(changes) => {
+            for change in changes {
+                print(&change.to_string());
+            }
             ExitCode::SUCCESS
         }
         Err(e) => fail(e),
     }
+}
+
+fn hook(args: HookArgs) -> ExitCode {
+    let HookAssistant::ClaudeCode = args.assistant;
+    let mut raw = String::new();
+    if let Err(e) = std::io::stdin().read_to_string(&mut raw) {
+        return fail(format_args!("reading the hook event from stdin: {e}"));
+    }
+    let input: Value = match serde_json::from_str(&raw) {
+        Ok(v) => v,
+        Err(e) => return fail(format_args!("the hook event is not valid JSON: {e}")),
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(format_args!("starting: {e}")),
+    };
+    let Some(connector) = crate::bridge::SocketConnector::new(crate::bridge::Attach::Auto, hook::PROFILE) else {
+        return ExitCode::SUCCESS;
+    };
+    if let Some(answer) = rt.block_on(hook::claude_code(&input, &connector)) {
+        print(&answer.to_string());
+    }
+    ExitCode::SUCCESS
 }
 
 /// How an assistant starts this binary: `tether` when that name on `PATH` is this binary, else

@@ -32,6 +32,7 @@ class Editor:
         self, root: pathlib.Path, home: pathlib.Path, first_file: str, plugin: bool = False, env: dict | None = None
     ):
         self.root = root
+        self.tether = tether_bin()
         sock = home / "nvim.sock"
         env = dict(
             os.environ,

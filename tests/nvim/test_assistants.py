@@ -1,7 +1,9 @@
 """The assistants people run, for real, beside a real Neovim running tether: Claude Code (from
 npm, pinned by scripts/install-assistants), headless, against a scripted model on loopback
-(tests/model_stub.py). Its built-in tools write the disk behind the editor's dirty buffer; tether
-merges what they wrote into the buffer, the unsaved text kept."""
+(tests/model_stub.py). Without tether's hooks its built-in tools write the disk behind the
+editor's dirty buffer, and tether merges what they wrote into the buffer; with the hooks `tether
+setup claude-code` installs, its Read sees the buffer and its Edit lands in the buffer, the disk
+untouched."""
 
 import os
 import subprocess
@@ -30,7 +32,8 @@ def claude_bin() -> str:
 
 
 def run_claude(editor, home, turns: list[dict]) -> ModelStub:
-    """`claude -p` in the workspace with only its built-in tools, the model scripted by `turns`."""
+    """`claude -p` in the workspace with only its built-in tools, the model scripted by `turns`;
+    it reaches the editor's tether lsp (for its hooks) through the editor's runtime folder."""
     stub = ModelStub(turns)
     (home / "claude").mkdir(exist_ok=True)
     env = dict(
@@ -42,6 +45,7 @@ def run_claude(editor, home, turns: list[dict]) -> ModelStub:
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
         DISABLE_AUTOUPDATER="1",
         DISABLE_TELEMETRY="1",
+        XDG_RUNTIME_DIR=str(editor.runtime),
     )
     args = [claude_bin(), "-p", "Change main to return 2.", "--model", "claude-sonnet-4-5",
             "--permission-mode", "acceptEdits", "--strict-mcp-config", "--mcp-config", '{"mcpServers": {}}']
@@ -86,3 +90,31 @@ def test_claude_codes_built_in_edit_lands_in_the_unsaved_buffer(plugin_editor, t
     history = editor.call("history")
     changes = history["structuredContent"]["changesets"]
     assert any(c["tool"] == "merge_from_disk" for c in changes), changes
+
+
+def test_with_tether_setup_claude_codes_read_and_edit_meet_the_unsaved_buffer(plugin_editor, tmp_path):
+    editor = plugin_editor
+    main = editor.root / "src" / "main.py"
+    env = dict(os.environ, HOME=str(tmp_path), CLAUDE_CONFIG_DIR=str(tmp_path / "claude"))
+    setup = subprocess.run([editor.tether, "setup", "claude-code"], cwd=editor.root, env=env,
+                           capture_output=True, text=True, check=True)
+    assert "settings.json: added tether's hooks" in setup.stdout, setup.stdout
+    editor.type_at(1, 0, "# unsaved\n")
+    typed = "# unsaved\n" + MAIN
+    stub = run_claude(editor, tmp_path, [
+        {"tool": "Read", "input": {"file_path": str(main)}},
+        {"tool": "Edit", "input": {"file_path": str(main), "old_string": "return 1", "new_string": "return 2",
+                                   "replace_all": False}},
+        {"text": "main returns 2 now"},
+    ])
+    read, edit = stub.tool_results()
+    assert read.startswith("1\t# unsaved\n2\tdef main():"), read
+    assert "tether made this change in the editor's buffer" in edit and "do not make it again" in edit, edit
+    assert editor.text() == "# unsaved\ndef main():\n    return 2\n"
+    assert editor.modified()
+    assert main.read_text() == MAIN, "the file on disk is untouched while the buffer has unsaved changes"
+    editor.nvim.command("normal! u")
+    assert editor.text() == typed, "one undo step takes the assistant's change back, and only it"
+    history = editor.call("history")
+    changes = history["structuredContent"]["changesets"]
+    assert changes[0]["tool"] == "edit_file" and changes[0]["client"] == "claude-code", changes

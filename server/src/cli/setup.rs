@@ -42,6 +42,17 @@ pub struct Change {
     pub file: PathBuf,
     /// What happened to tether's entry in it.
     pub what: Outcome,
+    /// The entry: the MCP server, or the hooks.
+    pub entry: Entry,
+}
+
+/// The kinds of entry tether keeps in an assistant's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// `tether mcp` as an MCP server.
+    Server,
+    /// `tether hook` on the built-in file tools.
+    Hooks,
 }
 
 /// What happened to tether's entry in a file.
@@ -61,12 +72,16 @@ pub enum Outcome {
 
 impl fmt::Display for Change {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let entry = match self.entry {
+            Entry::Server => "the MCP server `tether`",
+            Entry::Hooks => "tether's hooks on Read, Edit and Write",
+        };
         let what = match self.what {
-            Outcome::Added => "added the MCP server `tether`",
-            Outcome::Updated => "updated the MCP server `tether`",
-            Outcome::Unchanged => "already has the MCP server `tether`: unchanged",
-            Outcome::Removed => "removed the MCP server `tether`",
-            Outcome::Absent => "has no MCP server `tether`: unchanged",
+            Outcome::Added => format!("added {entry}"),
+            Outcome::Updated => format!("updated {entry}"),
+            Outcome::Unchanged => format!("already has {entry}: unchanged"),
+            Outcome::Removed => format!("removed {entry}"),
+            Outcome::Absent => format!("has no {entry}: unchanged"),
         };
         write!(f, "{}: {what}", self.file.display())
     }
@@ -96,7 +111,96 @@ impl Places {
 }
 
 /// Registers (or with `remove`, unregisters) `command mcp` for `assistant` at `scope`.
-pub fn run(assistant: Assistant, scope: Scope, remove: bool, command: &str, at: &Places) -> Result<Change, String> {
+pub fn run(
+    assistant: Assistant,
+    scope: Scope,
+    remove: bool,
+    command: &str,
+    at: &Places,
+) -> Result<Vec<Change>, String> {
+    let server = server(assistant, scope, remove, command, at)?;
+    if assistant != Assistant::ClaudeCode {
+        return Ok(vec![server]);
+    }
+    // Claude Code also gets the hooks that take its built-in file tools to the editor's buffers.
+    let settings = match (scope, &at.claude_config_dir) {
+        (Scope::Project, _) => at.project.join(".claude").join("settings.json"),
+        (Scope::User, Some(dir)) => dir.join("settings.json"),
+        (Scope::User, None) => at.home.join(".claude").join("settings.json"),
+    };
+    Ok(vec![server, claude_hooks(&settings, command, remove)?])
+}
+
+/// The hook command for `command` (quoted for the shell when it must be).
+fn hook_command(command: &str) -> String {
+    let plain = command.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c));
+    let command = if plain { command.to_owned() } else { format!("'{}'", command.replace('\'', r"'\''")) };
+    format!("{command} {HOOK_SUFFIX}")
+}
+
+/// How tether's hook commands end: the mark of tether's own hook groups.
+const HOOK_SUFFIX: &str = "hook claude-code";
+
+/// Sets (or removes) tether's hook groups in Claude Code's settings file `file`: `PreToolUse` on
+/// Edit and Write, `PostToolUse` on Read. Other hooks and keys stay as they are.
+fn claude_hooks(file: &Path, command: &str, remove: bool) -> Result<Change, String> {
+    let text = read(file)?;
+    let not_json = |e: serde_json::Error| format!("{}: not a JSON object ({e}); nothing was changed", file.display());
+    let mut top: IndexMap<String, Box<RawValue>> = match text.as_deref() {
+        Some(t) if !t.trim().is_empty() => serde_json::from_str(t).map_err(not_json)?,
+        _ => IndexMap::new(),
+    };
+    let before: IndexMap<String, Value> = match top.get("hooks") {
+        Some(raw) => serde_json::from_str(raw.get()).map_err(not_json)?,
+        None => IndexMap::new(),
+    };
+    let ours = |group: &Value| {
+        group["hooks"]
+            .as_array()
+            .is_some_and(|hooks| hooks.iter().any(|h| h["command"].as_str().is_some_and(|c| c.ends_with(HOOK_SUFFIX))))
+    };
+    let mut hooks = before.clone();
+    for (event, matcher) in [("PreToolUse", "Edit|Write"), ("PostToolUse", "Read")] {
+        let mut groups: Vec<Value> = hooks.get(event).and_then(Value::as_array).cloned().unwrap_or_default();
+        groups.retain(|g| !ours(g));
+        if !remove {
+            groups.push(serde_json::json!({
+                "matcher": matcher,
+                "hooks": [{ "type": "command", "command": hook_command(command), "timeout": 30 }],
+            }));
+        }
+        if groups.is_empty() {
+            hooks.shift_remove(event);
+        } else {
+            hooks.insert(event.to_owned(), Value::Array(groups));
+        }
+    }
+    let had = before.values().flat_map(|v| v.as_array().into_iter().flatten()).any(ours);
+    let what = match (remove, had) {
+        (true, false) => Outcome::Absent,
+        (true, true) => Outcome::Removed,
+        (false, _) if hooks == before => Outcome::Unchanged,
+        (false, true) => Outcome::Updated,
+        (false, false) => Outcome::Added,
+    };
+    let change = Change { file: file.to_owned(), what, entry: Entry::Hooks };
+    if matches!(what, Outcome::Absent | Outcome::Unchanged) {
+        return Ok(change);
+    }
+    if hooks.is_empty() {
+        top.shift_remove("hooks");
+    } else {
+        let raw = serde_json::to_string(&hooks).map_err(|e| e.to_string())?;
+        top.insert("hooks".to_owned(), RawValue::from_string(raw).map_err(|e| e.to_string())?);
+    }
+    let mut out = serde_json::to_string_pretty(&top).map_err(|e| e.to_string())?;
+    out.push('\n');
+    write(file, &out)?;
+    Ok(change)
+}
+
+/// Registers (or removes) `tether mcp` as an MCP server of `assistant`.
+fn server(assistant: Assistant, scope: Scope, remove: bool, command: &str, at: &Places) -> Result<Change, String> {
     // In the order the assistants' own docs write it.
     let entry = |with_type: bool| {
         let kind = if with_type { r#""type":"stdio","# } else { "" };
@@ -171,7 +275,7 @@ fn json_entry(file: &Path, entry: &str, remove: bool) -> Result<Change, String> 
         (false, None) => Outcome::Added,
     };
     if matches!(what, Outcome::Absent | Outcome::Unchanged) {
-        return Ok(Change { file: file.to_owned(), what });
+        return Ok(Change { file: file.to_owned(), what, entry: Entry::Server });
     }
     if remove {
         servers.shift_remove(NAME);
@@ -186,7 +290,7 @@ fn json_entry(file: &Path, entry: &str, remove: bool) -> Result<Change, String> 
     let mut out = serde_json::to_string_pretty(&top).map_err(|e| e.to_string())?;
     out.push('\n');
     write(file, &out)?;
-    Ok(Change { file: file.to_owned(), what })
+    Ok(Change { file: file.to_owned(), what, entry: Entry::Server })
 }
 
 /// The `[mcp_servers.tether]` table for `command`.
@@ -240,7 +344,7 @@ fn toml_entry(file: &Path, command: &str, remove: bool) -> Result<Change, String
     if let Some(out) = out {
         write(file, &out)?;
     }
-    Ok(Change { file: file.to_owned(), what })
+    Ok(Change { file: file.to_owned(), what, entry: Entry::Server })
 }
 
 #[cfg(test)]
@@ -263,22 +367,22 @@ mod tests {
             (Assistant::Codex, Scope::User, "home/.codex/config.toml"),
         ] {
             let path = dir.path().join(file);
-            let set = run(assistant, scope, false, "tether", &at).expect("set up");
+            let set = server(assistant, scope, false, "tether", &at).expect("set up");
             assert_eq!((set.file.clone(), set.what), (path.clone(), Outcome::Added), "{file}");
             let text = std::fs::read_to_string(&path).expect("written");
             assert!(text.contains("tether") && text.contains("mcp"), "{file}: {text}");
-            let again = run(assistant, scope, false, "tether", &at).expect("again");
+            let again = server(assistant, scope, false, "tether", &at).expect("again");
             assert_eq!(again.what, Outcome::Unchanged, "{file}");
             assert_eq!(std::fs::read_to_string(&path).expect("read"), text, "{file}: idempotent");
-            let moved = run(assistant, scope, false, "/opt/tether/bin/tether", &at).expect("moved");
+            let moved = server(assistant, scope, false, "/opt/tether/bin/tether", &at).expect("moved");
             assert_eq!(moved.what, Outcome::Updated, "{file}");
             assert!(std::fs::read_to_string(&path).expect("read").contains("/opt/tether/bin/tether"), "{file}");
-            let gone = run(assistant, scope, true, "tether", &at).expect("remove");
+            let gone = server(assistant, scope, true, "tether", &at).expect("remove");
             assert_eq!(gone.what, Outcome::Removed, "{file}");
             assert!(!std::fs::read_to_string(&path).expect("read").contains("tether"), "{file}");
-            assert_eq!(run(assistant, scope, true, "tether", &at).expect("again").what, Outcome::Absent, "{file}");
+            assert_eq!(server(assistant, scope, true, "tether", &at).expect("again").what, Outcome::Absent, "{file}");
         }
-        assert!(run(Assistant::Codex, Scope::Project, false, "tether", &at).is_err());
+        assert!(server(Assistant::Codex, Scope::Project, false, "tether", &at).is_err());
     }
 
     #[test]
@@ -289,14 +393,14 @@ mod tests {
         std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
         let before = "{\n  \"theme\": \"Dracula\",\n  \"mcpServers\": {\"other\": {\"command\": \"x\"}},\n  \"auth\": {\"b\": 1, \"a\": 2}\n}\n";
         std::fs::write(&file, before).expect("write");
-        run(Assistant::Gemini, Scope::User, false, "tether", &at).expect("set up");
+        server(Assistant::Gemini, Scope::User, false, "tether", &at).expect("set up");
         let after = std::fs::read_to_string(&file).expect("read");
         let order: Vec<usize> = ["theme", "mcpServers", "other", "tether", "auth", "\"b\"", "\"a\""]
             .iter()
             .map(|k| after.find(k).unwrap_or_else(|| panic!("{k} in {after}")))
             .collect();
         assert!(order.windows(2).all(|w| w[0] < w[1]), "{after}");
-        run(Assistant::Gemini, Scope::User, true, "tether", &at).expect("remove");
+        server(Assistant::Gemini, Scope::User, true, "tether", &at).expect("remove");
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).expect("read")).expect("json");
         assert_eq!(v, serde_json::from_str::<Value>(before).expect("json"));
 
@@ -304,14 +408,14 @@ mod tests {
         let kept = dir.path().join("dotfiles-settings.json");
         std::fs::rename(&file, &kept).expect("move");
         std::os::unix::fs::symlink(&kept, &file).expect("symlink");
-        run(Assistant::Gemini, Scope::User, false, "tether", &at).expect("set up");
+        server(Assistant::Gemini, Scope::User, false, "tether", &at).expect("set up");
         assert!(std::fs::symlink_metadata(&file).expect("stat").file_type().is_symlink());
         assert!(std::fs::read_to_string(&kept).expect("read").contains("\"tether\""));
         std::fs::remove_file(&file).expect("unlink");
 
         // A file that is not JSON is left alone, with the reason.
         std::fs::write(&file, "{ not json").expect("write");
-        let e = run(Assistant::Gemini, Scope::User, false, "tether", &at).expect_err("not json");
+        let e = server(Assistant::Gemini, Scope::User, false, "tether", &at).expect_err("not json");
         assert!(e.contains("not a JSON object") && e.contains("nothing was changed"), "{e}");
         assert_eq!(std::fs::read_to_string(&file).expect("read"), "{ not json");
 
@@ -320,14 +424,44 @@ mod tests {
         std::fs::create_dir_all(toml.parent().expect("parent")).expect("mkdir");
         let before = "model = \"o4\"\n\n[mcp_servers.other]\ncommand = \"x\"\n\n[profiles.fast]\nmodel = \"mini\"\n";
         std::fs::write(&toml, before).expect("write");
-        run(Assistant::Codex, Scope::User, false, "tether", &at).expect("set up");
+        server(Assistant::Codex, Scope::User, false, "tether", &at).expect("set up");
         let with = std::fs::read_to_string(&toml).expect("read");
         assert!(
             with.starts_with(before)
                 && with.ends_with("[mcp_servers.tether]\ncommand = \"tether\"\nargs = [\"mcp\"]\n"),
             "{with}"
         );
-        run(Assistant::Codex, Scope::User, true, "tether", &at).expect("remove");
+        server(Assistant::Codex, Scope::User, true, "tether", &at).expect("remove");
         assert_eq!(std::fs::read_to_string(&toml).expect("read"), before);
+    }
+
+    #[test]
+    fn claude_codes_hooks_are_added_once_beside_others_and_taken_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join(".claude/settings.json");
+        std::fs::create_dir_all(file.parent().expect("folder")).expect("mkdir");
+        let theirs = r#"{"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}]}}"#;
+        std::fs::write(&file, theirs).expect("write");
+        let read = || serde_json::from_str::<Value>(&std::fs::read_to_string(&file).expect("read")).expect("json");
+        assert_eq!(claude_hooks(&file, "tether", false).expect("add").what, Outcome::Added);
+        let v = read();
+        assert_eq!(v["model"], "opus");
+        let pre = v["hooks"]["PreToolUse"].as_array().expect("PreToolUse");
+        assert_eq!(
+            (pre.len(), pre[0]["matcher"].as_str(), pre[1]["matcher"].as_str()),
+            (2, Some("Bash"), Some("Edit|Write"))
+        );
+        assert_eq!(pre[1]["hooks"][0]["command"], "tether hook claude-code");
+        assert_eq!(v["hooks"]["PostToolUse"][0]["matcher"], "Read");
+        assert_eq!(claude_hooks(&file, "tether", false).expect("again").what, Outcome::Unchanged);
+        assert_eq!(claude_hooks(&file, "/opt/my tools/tether", false).expect("moved").what, Outcome::Updated);
+        assert_eq!(read()["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "'/opt/my tools/tether' hook claude-code");
+        assert_eq!(claude_hooks(&file, "tether", true).expect("remove").what, Outcome::Removed);
+        let v = read();
+        assert_eq!(
+            v["hooks"],
+            serde_json::json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}]})
+        );
+        assert_eq!(claude_hooks(&file, "tether", true).expect("again").what, Outcome::Absent);
     }
 }

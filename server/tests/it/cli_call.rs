@@ -114,8 +114,15 @@ fn setup_registers_tether_once_and_removes_it() {
     let command = entry["command"].as_str().expect("a command");
     assert!(command == "tether" || std::path::Path::new(command).is_absolute(), "{command}");
 
+    assert!(out.contains("settings.json: added tether's hooks"), "{out}");
+    let settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(project.join(".claude/settings.json")).expect("hooks written"))
+            .expect("json");
+    let hook = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"].as_str().expect("a hook");
+    assert!(hook.ends_with(" hook claude-code"), "{hook}");
+
     let (code, out, _) = setup(&["claude-code"]);
-    assert_eq!((code, out.contains("unchanged")), (Some(0), true), "{out}");
+    assert_eq!((code, out.matches("unchanged").count()), (Some(0), 2), "{out}");
     let (code, out, _) = setup(&["codex"]);
     assert_eq!(code, Some(0));
     assert!(out.contains(".codex/config.toml: added"), "{out}");
