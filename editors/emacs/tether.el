@@ -559,9 +559,42 @@ unsaved rather than asking."
         :code -32601
         :message (format "tether.el does not handle %s" method)))))
 
+(defun tether--file-as-read-p (file params)
+  "Whether FILE still has the size and time `tether/diskChange' PARAMS name."
+  (let ((attrs (file-attributes file))
+        (mtime (plist-get params :mtime)))
+    (and attrs (vectorp mtime)
+         (eql (file-attribute-size attrs) (plist-get params :size))
+         (time-equal-p (file-attribute-modification-time attrs)
+                       (cons (+ (* (aref mtime 0) 1000000000) (aref mtime 1))
+                             1000000000)))))
+
+(defun tether--disk-change (conn params)
+  "Handle `tether/diskChange' on CONN: another program changed a file
+whose buffer has unsaved changes.  When tether merged the change into
+the buffer, the buffer holds everything the file does: while the file
+is as tether read it, Emacs is told its new time, so that saving does
+not ask whether to overwrite a file changed since it was visited.  When
+it could not, the user is told, with the diff in *tether disk change*."
+  (when-let ((buffer (tether--buffer-for-uri conn (plist-get params :uri))))
+    (with-current-buffer buffer
+      (if (eq (plist-get params :merged) t)
+          (when (tether--file-as-read-p buffer-file-name params)
+            (set-visited-file-modtime))
+        (with-current-buffer (get-buffer-create "*tether disk change*")
+          (let ((inhibit-read-only t))
+            (erase-buffer)
+            (insert (or (plist-get params :diff) ""))
+            (diff-mode)))
+        (message (concat "tether: %s changed on disk where it has unsaved changes"
+                         " (%s); nothing was merged: see *tether disk change*")
+                 (file-name-nondirectory buffer-file-name)
+                 (plist-get params :overlaps))))))
+
 (defun tether--handle-notification (conn method params)
   "Handle the server's notification METHOD with PARAMS on CONN."
   (pcase method
+    ('tether/diskChange (tether--disk-change conn params))
     ('window/showMessage (message "tether: %s" (plist-get params :message)))
     ('window/logMessage
      (with-current-buffer (get-buffer-create "*tether log*")
@@ -597,6 +630,7 @@ unsaved rather than asking."
                                      :didSave t))
            :experimental (list :tether
                                (list :saveDocuments t
+                                     :diskChanges t
                                      :protocolVersion
                                      tether-protocol-version))))))
 

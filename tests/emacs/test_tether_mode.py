@@ -130,6 +130,30 @@ def test_an_edit_in_a_dirty_buffer_lands_once_as_one_undo_step_and_leaves_the_fi
     assert read_lines(assistant, "notes.txt") == ["alpha", "beta", "gamma"]
 
 
+def test_a_change_on_disk_is_merged_into_the_unsaved_buffer_and_saving_asks_nothing(emacs):
+    """Another program (here as `sed -i` writes: a new file renamed over the old) changes the file
+    of a buffer with unsaved changes: the change lands in the buffer as one undo step, and
+    saving does not ask whether to overwrite a file changed since it was visited."""
+    goto(emacs, 1, 5)
+    emacs.type(" typed")
+    typed = "alpha typed\nbeta\ngamma\n"
+    wait_for_text(emacs, typed)
+    wait_until("tether to see the typing", lambda: emacs.sees("alpha typed"))
+    time.sleep(1.1)  # a modification time of its own
+    tmp = emacs.path.with_name(".notes.txt.sed")
+    tmp.write_text("alpha\nbeta\nGAMMA from sed\n")
+    os.replace(tmp, emacs.path)
+    merged = "alpha typed\nbeta\nGAMMA from sed\n"
+    state = wait_for_text(emacs, merged)
+    assert state["modified"] is True and state["refusals"] == []
+    assert emacs.path.read_text() == "alpha\nbeta\nGAMMA from sed\n", "the file is as the other program left it"
+    emacs.keys("C-x", "C-s")
+    wait_until("the save, unasked", lambda: emacs.path.read_text() == merged)
+    assert "changed since visited" not in emacs.screen()
+    emacs.keys("C-_")
+    wait_for_text(emacs, typed, "undoing the merge, and only it")
+
+
 def test_an_edit_in_a_clean_buffer_is_saved_and_still_undoable(emacs, assistant):
     result = assistant.call("edit_file", path="notes.txt", old_string="gamma", new_string="GAMMA")
 
