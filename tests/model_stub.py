@@ -1,10 +1,12 @@
 """A scripted model on loopback, for running the real assistant CLIs headless in tests.
 
 It serves the Anthropic Messages API (`POST /v1/messages`, streamed or not, the way Claude Code
-calls it through `ANTHROPIC_BASE_URL`): each request that offers tools gets the next turn of the
-script, a tool call or a closing text; a request without tools (a side request: a title, a
-summary) gets a short text and does not advance the script. Every request is kept, so that a test
-can read what the CLI told the model (the tool results)."""
+calls it through `ANTHROPIC_BASE_URL`) and the Gemini API (`POST /v1beta/models/M:streamGenerateContent`,
+server-sent events, the way Gemini CLI calls it through `GOOGLE_GEMINI_BASE_URL`): each request that
+offers tools gets the next turn of the script, a tool call or a closing text; a request without
+tools (a side request: a title, a summary, Gemini CLI's model router) gets a short text and does
+not advance the script. Every request is kept, so that a test can read what the CLI told the
+model (the tool results)."""
 
 import json
 import threading
@@ -41,6 +43,9 @@ class ModelStub:
                 if self.path.startswith("/v1/messages/count_tokens"):
                     self._json({"input_tokens": 100})
                     return
+                if self.path.startswith("/v1beta/models/"):
+                    self._gemini(body)
+                    return
                 if not self.path.startswith("/v1/messages"):
                     self._json({"type": "error", "error": {"type": "not_found_error", "message": self.path}}, 404)
                     return
@@ -49,6 +54,24 @@ class ModelStub:
                     self._stream(turn)
                 else:
                     self._json(stub._message(turn))
+
+            def _gemini(self, body):
+                method = self.path.split("?")[0].rsplit(":", 1)[-1]
+                if method == "countTokens":
+                    self._json({"totalTokens": 100})
+                    return
+                if method != "streamGenerateContent":
+                    # The router asks which model to use, in a JSON answer of a schema of its own.
+                    choice = json.dumps({"complexity_reasoning": "scripted", "complexity_score": 10})
+                    self._json(stub._gemini_message({"text": choice}))
+                    return
+                turn = stub._next(dict(body, tools=body.get("tools")))
+                data = f"data: {json.dumps(stub._gemini_message(turn))}\r\n\r\n".encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _json(self, value, status=200):
                 data = json.dumps(value).encode()
@@ -114,10 +137,24 @@ class ModelStub:
                 "content": content, "stop_reason": stop, "stop_sequence": None,
                 "usage": {"input_tokens": 100, "output_tokens": 10}}
 
+    @staticmethod
+    def _gemini_message(turn: dict) -> dict:
+        part = {"functionCall": {"name": turn["tool"], "args": turn["input"]}} if "tool" in turn else {"text": turn["text"]}
+        return {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110}}
+
     def tool_results(self) -> list[str]:
         """The text of every tool result the CLI sent back, in order (each once)."""
         seen: list[str] = []
         for body in self.requests:
+            for content in body.get("contents", []):
+                for part in content.get("parts", []):
+                    response = part.get("functionResponse", {}).get("response")
+                    if response is None:
+                        continue
+                    text = "ERROR: " + str(response["error"]) if "error" in response else str(response.get("output"))
+                    if text not in seen:
+                        seen.append(text)
             for message in body.get("messages", []):
                 if message.get("role") != "user" or not isinstance(message.get("content"), list):
                     continue

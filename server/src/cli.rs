@@ -60,14 +60,7 @@ pub enum Command {
 pub struct HookArgs {
     /// The assistant whose hook event comes on stdin.
     #[arg(value_enum)]
-    pub assistant: HookAssistant,
-}
-
-/// The assistants whose hooks tether answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum HookAssistant {
-    /// Claude Code: `PostToolUse` of Read, `PreToolUse` of Edit and Write.
-    ClaudeCode,
+    pub assistant: hook::Assistant,
 }
 
 /// `tether setup`.
@@ -381,7 +374,6 @@ fn setup(args: SetupArgs) -> ExitCode {
 }
 
 fn hook(args: HookArgs) -> ExitCode {
-    let HookAssistant::ClaudeCode = args.assistant;
     let mut raw = String::new();
     if let Err(e) = std::io::stdin().read_to_string(&mut raw) {
         return fail(format_args!("reading the hook event from stdin: {e}"));
@@ -397,7 +389,7 @@ fn hook(args: HookArgs) -> ExitCode {
     let Some(connector) = crate::bridge::SocketConnector::new(crate::bridge::Attach::Auto, hook::PROFILE) else {
         return ExitCode::SUCCESS;
     };
-    if let Some(answer) = rt.block_on(hook::claude_code(&input, &connector)) {
+    if let Some(answer) = rt.block_on(hook::answer(args.assistant, &input, &connector)) {
         print(&answer.to_string());
     }
     ExitCode::SUCCESS

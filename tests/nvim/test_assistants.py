@@ -1,10 +1,11 @@
-"""The assistants people run, for real, beside a real Neovim running tether: Claude Code (from
-npm, pinned by scripts/install-assistants), headless, against a scripted model on loopback
-(tests/model_stub.py). Without tether's hooks its built-in tools write the disk behind the
+"""The assistants people run, for real, beside a real Neovim running tether: Claude Code and
+Gemini CLI (from npm, pinned by scripts/install-assistants), headless, against a scripted model on
+loopback (tests/model_stub.py). Without tether's hooks its built-in tools write the disk behind the
 editor's dirty buffer, and tether merges what they wrote into the buffer; with the hooks `tether
 setup claude-code` installs, its Read sees the buffer and its Edit lands in the buffer, the disk
 untouched."""
 
+import json
 import os
 import subprocess
 import time
@@ -17,17 +18,19 @@ from model_stub import ModelStub
 MAIN = "def main():\n    return 1\n"
 
 
-def claude_bin() -> str:
-    path = os.environ.get("TETHER_CLAUDE")
+def assistant_bin(name: str, variable: str) -> str:
+    """The CLI `name` (`claude-code`, `gemini-cli`): `variable`, else the one scripts/install-assistants
+    installs into the cache (once)."""
+    path = os.environ.get(variable)
     if not path:
         script = HERE.parents[1] / "scripts" / "install-assistants"
         try:
             out = subprocess.run([str(script)], capture_output=True, text=True, check=True).stdout
         except subprocess.CalledProcessError as e:
             pytest.fail(f"could not install the assistant CLIs: {e.stderr}")
-        path = dict(line.split(" ", 1) for line in out.splitlines())["claude-code"]
+        path = dict(line.split(" ", 1) for line in out.splitlines())[name]
     if not os.access(path, os.X_OK):
-        pytest.fail(f"no Claude Code at {path}; run scripts/install-assistants or set TETHER_CLAUDE")
+        pytest.fail(f"no {name} at {path}; run scripts/install-assistants or set {variable}")
     return path
 
 
@@ -47,7 +50,7 @@ def run_claude(editor, home, turns: list[dict]) -> ModelStub:
         DISABLE_TELEMETRY="1",
         XDG_RUNTIME_DIR=str(editor.runtime),
     )
-    args = [claude_bin(), "-p", "Change main to return 2.", "--model", "claude-sonnet-4-5",
+    args = [assistant_bin("claude-code", "TETHER_CLAUDE"), "-p", "Change main to return 2.", "--model", "claude-sonnet-4-5",
             "--permission-mode", "acceptEdits", "--strict-mcp-config", "--mcp-config", '{"mcpServers": {}}']
     done = subprocess.run(args, cwd=editor.root, env=env, capture_output=True, text=True, timeout=180)
     stub.close()
@@ -118,3 +121,54 @@ def test_with_tether_setup_claude_codes_read_and_edit_meet_the_unsaved_buffer(pl
     history = editor.call("history")
     changes = history["structuredContent"]["changesets"]
     assert changes[0]["tool"] == "edit_file" and changes[0]["client"] == "claude-code", changes
+
+
+def run_gemini(editor, home, turns: list[dict]) -> ModelStub:
+    """`gemini -p` in the workspace, edits approved, the model scripted by `turns`; the user's
+    settings use an API key with the scripted model's address, trust every folder (so that the
+    project's settings, where `tether setup` put its hooks, are read) and send no usage data."""
+    stub = ModelStub(turns)
+    gemini_home = home / "gemini"
+    (gemini_home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (gemini_home / ".gemini" / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    }))
+    env = dict(os.environ, GEMINI_CLI_HOME=str(gemini_home), GEMINI_API_KEY="tether-test",
+               GOOGLE_GEMINI_BASE_URL=stub.url, HOME=str(home), XDG_RUNTIME_DIR=str(editor.runtime))
+    args = [assistant_bin("gemini-cli", "TETHER_GEMINI"), "-m", "gemini-2.5-pro", "-p", "Change main to return 2.",
+            "--approval-mode", "yolo", "--output-format", "json"]
+    done = subprocess.run(args, cwd=editor.root, env=env, capture_output=True, text=True, timeout=180)
+    stub.close()
+    assert done.returncode == 0, done.stderr
+    return stub
+
+
+def test_with_tether_setup_gemini_clis_read_and_replace_meet_the_unsaved_buffer(plugin_editor, tmp_path):
+    editor = plugin_editor
+    main = editor.root / "src" / "main.py"
+    env = dict(os.environ, HOME=str(tmp_path))
+    setup = subprocess.run([editor.tether, "setup", "gemini"], cwd=editor.root, env=env,
+                           capture_output=True, text=True, check=True)
+    assert "settings.json: added tether's hooks" in setup.stdout, setup.stdout
+    editor.type_at(1, 0, "# unsaved\n")
+    typed = "# unsaved\n" + MAIN
+    stub = run_gemini(editor, tmp_path, [
+        {"tool": "read_file", "input": {"file_path": "src/main.py"}},
+        {"tool": "replace", "input": {"file_path": "src/main.py", "old_string": "return 1", "new_string": "return 2",
+                                      "instruction": "Return 2."}},
+        {"text": "main returns 2 now"},
+    ])
+    read, edit = stub.tool_results()
+    assert "unsaved changes" in read and "# unsaved" in read, read
+    assert edit.startswith("ERROR: Tool execution blocked: tether made this change in the editor's buffer"), edit
+    assert editor.text() == "# unsaved\ndef main():\n    return 2\n"
+    assert editor.modified()
+    assert main.read_text() == MAIN, "the file on disk is untouched while the buffer has unsaved changes"
+    editor.nvim.command("normal! u")
+    assert editor.text() == typed, "one undo step takes the assistant's change back, and only it"
+    history = editor.call("history")
+    changes = history["structuredContent"]["changesets"]
+    assert changes[0]["tool"] == "edit_file" and changes[0]["client"] == "gemini-cli", changes

@@ -1,19 +1,21 @@
-//! `tether hook claude-code`: Claude Code's hooks, so that its built-in file tools meet the
-//! editor's buffers (`tether setup claude-code` installs them).
+//! `tether hook claude-code` and `tether hook gemini`: the assistants' hooks, so that their
+//! built-in file tools meet the editor's buffers (`tether setup` installs them).
 //!
-//! Claude Code runs the hook with one event as JSON on stdin and reads a decision from stdout.
+//! The assistant runs the hook with one event as JSON on stdin and reads a decision from stdout.
 //! Only files whose buffer has unsaved changes in an editor running `tether lsp` are touched; for
-//! every other file the hook prints nothing and Claude Code goes on as it would:
-//! - `PostToolUse` of `Read`: the result is replaced by the buffer's lines (the same page), and
-//!   the model is told they are the unsaved buffer;
-//! - `PreToolUse` of `Edit` and `Write`: tether makes the change in the buffer (one versioned
-//!   edit, one undo step, the unsaved text kept, recorded in the journal as Claude Code's), and
-//!   the built-in tool is stopped before it writes the file, with a reason that says what
-//!   happened: the model reads it as the tool's (error) result.
+//! every other file the hook prints nothing and the assistant goes on as it would:
+//! - a read (Claude Code's `Read`, after it ran): Claude Code's result is replaced by the buffer's
+//!   lines (the same page); Gemini CLI cannot replace a result, so the buffer's lines are added to
+//!   it, said to be the unsaved buffer's;
+//! - an edit or a write (Claude Code's `Edit` and `Write`, Gemini CLI's `replace` and
+//!   `write_file`, before they run): tether makes the change in the buffer (one versioned edit,
+//!   one undo step, the unsaved text kept, recorded in the journal as the assistant's), and the
+//!   built-in tool is stopped before it writes the file, with a reason that says what happened:
+//!   the model reads it as the tool's (error) result.
 //!
 //! What it cannot cover: Claude Code checks an `Edit` against the file on disk before any hook
 //! runs, so an edit of text that exists only in the unsaved buffer fails there ("String to
-//! replace not found in file"); the model is told at its `Read` to use tether's `edit_file` for
+//! replace not found in file"); the model is told at its read to use tether's `edit_file` for
 //! such text.
 
 use std::path::{Path, PathBuf};
@@ -24,25 +26,73 @@ use serde_json::{json, Value};
 
 use crate::mcp::remote::Connector;
 
-/// The journal's name for changes made through the hook.
-pub const CLIENT: &str = "claude-code";
-
 /// The profile whose tools the hook calls.
 pub const PROFILE: &str = "standard";
 
-/// What Claude Code should do with one hook event: the JSON to print, or `None` to let it go on.
-pub async fn claude_code(input: &Value, connector: &dyn Connector) -> Option<Value> {
+/// The assistants whose hooks tether answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Assistant {
+    /// Claude Code: `PostToolUse` of Read, `PreToolUse` of Edit and Write.
+    ClaudeCode,
+    /// Gemini CLI: `AfterTool` of read_file, `BeforeTool` of replace and write_file.
+    Gemini,
+}
+
+impl Assistant {
+    /// The journal's name for changes made through its hook.
+    pub fn client(self) -> &'static str {
+        match self {
+            Assistant::ClaudeCode => "claude-code",
+            Assistant::Gemini => "gemini-cli",
+        }
+    }
+}
+
+/// What one hook event asks for.
+enum Asked<'a> {
+    Read { offset: Option<i64>, limit: Option<i64> },
+    Edit { old: &'a Value, new: &'a Value, all: bool },
+    Write { content: &'a Value },
+}
+
+/// What the assistant should do with one hook event: the JSON to print, or `None` to let it go on.
+pub async fn answer(assistant: Assistant, input: &Value, connector: &dyn Connector) -> Option<Value> {
     let event = input.get("hook_event_name")?.as_str()?;
     let tool = input.get("tool_name")?.as_str()?;
-    let tool_input = input.get("tool_input")?;
-    let path = PathBuf::from(tool_input.get("file_path")?.as_str()?);
-    if !path.is_absolute() || !matches!((event, tool), ("PostToolUse", "Read") | ("PreToolUse", "Edit" | "Write")) {
-        return None;
-    }
-    let Some(editor) = Editor::reach(&path, connector).await else {
+    let args = input.get("tool_input")?;
+    let asked = match (assistant, event, tool) {
+        (Assistant::ClaudeCode, "PostToolUse", "Read") => Asked::Read {
+            offset: args.get("offset").and_then(Value::as_i64),
+            limit: args.get("limit").and_then(Value::as_i64),
+        },
+        (Assistant::Gemini, "AfterTool", "read_file") => {
+            let start = args.get("start_line").and_then(Value::as_i64);
+            let end = args.get("end_line").and_then(Value::as_i64);
+            Asked::Read { offset: start, limit: end.map(|e| e - start.unwrap_or(1) + 1) }
+        }
+        (Assistant::ClaudeCode, "PreToolUse", "Edit") => Asked::Edit {
+            old: args.get("old_string")?,
+            new: args.get("new_string")?,
+            all: args.get("replace_all").and_then(Value::as_bool).unwrap_or(false),
+        },
+        (Assistant::Gemini, "BeforeTool", "replace") => Asked::Edit {
+            old: args.get("old_string")?,
+            new: args.get("new_string")?,
+            all: args.get("allow_multiple").and_then(Value::as_bool).unwrap_or(false),
+        },
+        (Assistant::ClaudeCode, "PreToolUse", "Write") | (Assistant::Gemini, "BeforeTool", "write_file") => {
+            Asked::Write { content: args.get("content")? }
+        }
+        _ => return None,
+    };
+    // Gemini CLI names files relative to its working folder.
+    let given = PathBuf::from(args.get("file_path")?.as_str()?);
+    let path = if given.is_absolute() { given } else { PathBuf::from(input.get("cwd")?.as_str()?).join(given) };
+    let Some(editor) = Editor::reach(&path, connector, assistant.client()).await else {
         let why = connector.unreachable()?;
         // Never on disk silently while an editor's tether lsp serves the file.
         return Some(context(
+            assistant,
             event,
             &format!(
                 "tether: the editor's tether lsp serves {} but could not be reached ({why}); this {tool} used the \
@@ -55,32 +105,44 @@ pub async fn claude_code(input: &Value, connector: &dyn Connector) -> Option<Val
         return None;
     }
     let name = path.display().to_string();
-    match tool {
-        "Read" => editor.read(&path, tool_input, input.get("tool_response")?).await,
-        "Edit" => {
-            let args = json!({
-                "path": name,
-                "old_string": tool_input.get("old_string")?,
-                "new_string": tool_input.get("new_string")?,
-                "replace_all": tool_input.get("replace_all").and_then(Value::as_bool).unwrap_or(false),
-            });
-            Some(editor.change("edit_file", args, &path).await)
+    match asked {
+        Asked::Read { offset, limit } => editor.read(assistant, &path, offset, limit, input.get("tool_response")).await,
+        Asked::Edit { old, new, all } => {
+            let args = json!({ "path": name, "old_string": old, "new_string": new, "replace_all": all });
+            Some(editor.change(assistant, "edit_file", args, &path).await)
         }
-        _ => {
-            let args = json!({ "path": name, "content": tool_input.get("content")? });
-            Some(editor.change("write_file", args, &path).await)
+        Asked::Write { content } => {
+            let args = json!({ "path": name, "content": content });
+            Some(editor.change(assistant, "write_file", args, &path).await)
         }
     }
 }
 
-/// A `PreToolUse` or `PostToolUse` answer that only adds `text` for the model.
-fn context(event: &str, text: &str) -> Value {
-    json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": text } })
+/// An answer that only adds `text` for the model.
+fn context(assistant: Assistant, event: &str, text: &str) -> Value {
+    match assistant {
+        Assistant::ClaudeCode => json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": text } }),
+        Assistant::Gemini => json!({ "hookSpecificOutput": { "additionalContext": text } }),
+    }
+}
+
+/// An answer that stops the built-in tool, telling the model `reason`.
+fn deny(assistant: Assistant, reason: String) -> Value {
+    match assistant {
+        Assistant::ClaudeCode => json!({ "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }}),
+        Assistant::Gemini => json!({ "decision": "deny", "reason": reason }),
+    }
 }
 
 /// A session with the editor's `tether lsp`, over its bridge socket.
 struct Editor {
     session: rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    /// Who the changes are recorded as.
+    client: &'static str,
 }
 
 /// A tool's answer: its text, and whether it is an error.
@@ -91,10 +153,10 @@ struct Answer {
 
 impl Editor {
     /// The `tether lsp` serving the folder of `path`, if one is live and answers.
-    async fn reach(path: &Path, connector: &dyn Connector) -> Option<Editor> {
+    async fn reach(path: &Path, connector: &dyn Connector, client: &'static str) -> Option<Editor> {
         let conn = connector.connect(path.parent()?).await?;
         let session = ().serve(crate::mcp::LineTransport::new(conn.reader, conn.writer)).await.ok()?;
-        Some(Editor { session })
+        Some(Editor { session, client })
     }
 
     async fn call(&self, tool: &str, args: Value) -> Option<Answer> {
@@ -103,7 +165,7 @@ impl Editor {
             params = params.with_arguments(args);
         }
         let mut meta = RequestMetaObject::default();
-        meta.insert(crate::mcp::CLIENT_META.to_owned(), Value::String(CLIENT.to_owned()));
+        meta.insert(crate::mcp::CLIENT_META.to_owned(), Value::String(self.client.to_owned()));
         params.meta = Some(meta);
         let CallToolResponse::Complete(result) = self.session.peer().call_tool_once(params).await.ok()? else {
             return None;
@@ -119,19 +181,38 @@ impl Editor {
         stat["open"] == json!(true) && stat["dirty"] == json!(true)
     }
 
-    /// The `Read` result with the buffer's lines in place of the file's.
-    async fn read(&self, path: &Path, input: &Value, response: &Value) -> Option<Value> {
+    /// The read's answer from the buffer: Claude Code's result with the buffer's lines in place
+    /// of the file's; for Gemini CLI, the buffer's lines added to the file's.
+    async fn read(
+        &self,
+        assistant: Assistant,
+        path: &Path,
+        offset: Option<i64>,
+        limit: Option<i64>,
+        response: Option<&Value>,
+    ) -> Option<Value> {
         let mut args = json!({ "path": path.display().to_string() });
-        for key in ["offset", "limit"] {
-            if let Some(n) = input.get(key).filter(|v| v.is_i64()) {
-                args[key] = n.clone();
-            }
+        if let Some(offset) = offset {
+            args["offset"] = json!(offset);
+        }
+        if let Some(limit) = limit.filter(|l| *l > 0) {
+            args["limit"] = json!(limit);
         }
         let page = self.call("read_file", args).await.filter(|a| !a.error)?;
         let lines: Vec<&str> = page.text.lines().map_while(numbered).collect();
+        let said = format!(
+            "tether: the editor's buffer of {} has unsaved changes (the file on disk differs). Edits and writes of \
+             this file go to that buffer through tether; to replace text that is only in the buffer, use tether's \
+             edit_file (a built-in edit checks the file on disk first).",
+            path.display()
+        );
+        if assistant == Assistant::Gemini {
+            let text = format!("{said} The buffer's lines, where the file's are above:\n{}", lines.join("\n"));
+            return Some(context(assistant, "AfterTool", &text));
+        }
         let stat = self.call("stat", json!({ "path": path.display().to_string() })).await?;
         let total = serde_json::from_str::<Value>(&stat.text).ok()?.get("lines").cloned().unwrap_or(Value::Null);
-        let mut updated = response.clone();
+        let mut updated = response?.clone();
         let file = updated.get_mut("file")?;
         file["content"] = Value::String(lines.join("\n"));
         file["numLines"] = json!(lines.len());
@@ -139,18 +220,13 @@ impl Editor {
         Some(json!({ "hookSpecificOutput": {
             "hookEventName": "PostToolUse",
             "updatedToolOutput": updated,
-            "additionalContext": format!(
-                "tether: these lines are the editor's buffer of {}, which has unsaved changes (the file on disk \
-                 differs). Edit and Write of this file go to that buffer through tether; to replace text that is only \
-                 in the buffer, use tether's edit_file (the built-in Edit checks the file on disk first).",
-                path.display()
-            ),
+            "additionalContext": said,
         }}))
     }
 
     /// Makes a change in the buffer through `tool`, and stops the built-in tool, saying what
     /// happened.
-    async fn change(&self, tool: &str, args: Value, path: &Path) -> Value {
+    async fn change(&self, assistant: Assistant, tool: &str, args: Value, path: &Path) -> Value {
         let reason = match self.call(tool, args).await {
             Some(Answer { error: false, .. }) => format!(
                 "tether made this change in the editor's buffer of {}, which has unsaved changes: the buffer now holds \
@@ -170,11 +246,7 @@ impl Editor {
                 path.display()
             ),
         };
-        json!({ "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }})
+        deny(assistant, reason)
     }
 }
 

@@ -74,7 +74,7 @@ impl fmt::Display for Change {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let entry = match self.entry {
             Entry::Server => "the MCP server `tether`",
-            Entry::Hooks => "tether's hooks on Read, Edit and Write",
+            Entry::Hooks => "tether's hooks on the built-in file tools",
         };
         let what = match self.what {
             Outcome::Added => format!("added {entry}"),
@@ -119,31 +119,58 @@ pub fn run(
     at: &Places,
 ) -> Result<Vec<Change>, String> {
     let server = server(assistant, scope, remove, command, at)?;
-    if assistant != Assistant::ClaudeCode {
-        return Ok(vec![server]);
-    }
-    // Claude Code also gets the hooks that take its built-in file tools to the editor's buffers.
-    let settings = match (scope, &at.claude_config_dir) {
-        (Scope::Project, _) => at.project.join(".claude").join("settings.json"),
-        (Scope::User, Some(dir)) => dir.join("settings.json"),
-        (Scope::User, None) => at.home.join(".claude").join("settings.json"),
+    // The hooks that take the built-in file tools to the editor's buffers.
+    let settings = match (assistant, scope, &at.claude_config_dir) {
+        (Assistant::ClaudeCode, Scope::Project, _) => at.project.join(".claude").join("settings.json"),
+        (Assistant::ClaudeCode, Scope::User, Some(dir)) => dir.join("settings.json"),
+        (Assistant::ClaudeCode, Scope::User, None) => at.home.join(".claude").join("settings.json"),
+        (Assistant::Gemini, Scope::Project, _) => at.project.join(".gemini").join("settings.json"),
+        (Assistant::Gemini, Scope::User, _) => at.home.join(".gemini").join("settings.json"),
+        (Assistant::Codex, ..) => return Ok(vec![server]),
     };
-    Ok(vec![server, claude_hooks(&settings, command, remove)?])
+    Ok(vec![server, hooks(&settings, &Hooks::of(assistant), command, remove)?])
+}
+
+/// An assistant's hook settings: the events and matchers tether's hook answers, its timeout in
+/// the unit the assistant reads, and the command's ending.
+struct Hooks {
+    events: [(&'static str, &'static str); 2],
+    timeout: u64,
+    suffix: &'static str,
+    /// Gemini CLI names each hook.
+    named: bool,
+}
+
+impl Hooks {
+    fn of(assistant: Assistant) -> Hooks {
+        match assistant {
+            Assistant::Gemini => Hooks {
+                events: [("BeforeTool", "replace|write_file"), ("AfterTool", "read_file")],
+                timeout: 30_000,
+                suffix: "hook gemini",
+                named: true,
+            },
+            _ => Hooks {
+                events: [("PreToolUse", "Edit|Write"), ("PostToolUse", "Read")],
+                timeout: 30,
+                suffix: "hook claude-code",
+                named: false,
+            },
+        }
+    }
 }
 
 /// The hook command for `command` (quoted for the shell when it must be).
-fn hook_command(command: &str) -> String {
+fn hook_command(command: &str, suffix: &str) -> String {
     let plain = command.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c));
     let command = if plain { command.to_owned() } else { format!("'{}'", command.replace('\'', r"'\''")) };
-    format!("{command} {HOOK_SUFFIX}")
+    format!("{command} {suffix}")
 }
 
-/// How tether's hook commands end: the mark of tether's own hook groups.
-const HOOK_SUFFIX: &str = "hook claude-code";
-
-/// Sets (or removes) tether's hook groups in Claude Code's settings file `file`: `PreToolUse` on
-/// Edit and Write, `PostToolUse` on Read. Other hooks and keys stay as they are.
-fn claude_hooks(file: &Path, command: &str, remove: bool) -> Result<Change, String> {
+/// Sets (or removes) tether's hook groups in the assistant's settings file `file` (Claude Code:
+/// `PreToolUse` on Edit and Write, `PostToolUse` on Read; Gemini CLI: `BeforeTool` on replace and
+/// write_file, `AfterTool` on read_file). Other hooks and keys stay as they are.
+fn hooks(file: &Path, kind: &Hooks, command: &str, remove: bool) -> Result<Change, String> {
     let text = read(file)?;
     let not_json = |e: serde_json::Error| format!("{}: not a JSON object ({e}); nothing was changed", file.display());
     let mut top: IndexMap<String, Box<RawValue>> = match text.as_deref() {
@@ -157,17 +184,20 @@ fn claude_hooks(file: &Path, command: &str, remove: bool) -> Result<Change, Stri
     let ours = |group: &Value| {
         group["hooks"]
             .as_array()
-            .is_some_and(|hooks| hooks.iter().any(|h| h["command"].as_str().is_some_and(|c| c.ends_with(HOOK_SUFFIX))))
+            .is_some_and(|hooks| hooks.iter().any(|h| h["command"].as_str().is_some_and(|c| c.ends_with(kind.suffix))))
     };
     let mut hooks = before.clone();
-    for (event, matcher) in [("PreToolUse", "Edit|Write"), ("PostToolUse", "Read")] {
+    for (event, matcher) in kind.events {
         let mut groups: Vec<Value> = hooks.get(event).and_then(Value::as_array).cloned().unwrap_or_default();
         groups.retain(|g| !ours(g));
         if !remove {
-            groups.push(serde_json::json!({
-                "matcher": matcher,
-                "hooks": [{ "type": "command", "command": hook_command(command), "timeout": 30 }],
-            }));
+            let mut hook = serde_json::json!({ "type": "command" });
+            if kind.named {
+                hook["name"] = Value::String(NAME.to_owned());
+            }
+            hook["command"] = Value::String(hook_command(command, kind.suffix));
+            hook["timeout"] = kind.timeout.into();
+            groups.push(serde_json::json!({ "matcher": matcher, "hooks": [hook] }));
         }
         if groups.is_empty() {
             hooks.shift_remove(event);
@@ -443,7 +473,7 @@ mod tests {
         let theirs = r#"{"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}]}}"#;
         std::fs::write(&file, theirs).expect("write");
         let read = || serde_json::from_str::<Value>(&std::fs::read_to_string(&file).expect("read")).expect("json");
-        assert_eq!(claude_hooks(&file, "tether", false).expect("add").what, Outcome::Added);
+        assert_eq!(hooks(&file, &Hooks::of(Assistant::ClaudeCode), "tether", false).expect("add").what, Outcome::Added);
         let v = read();
         assert_eq!(v["model"], "opus");
         let pre = v["hooks"]["PreToolUse"].as_array().expect("PreToolUse");
@@ -453,15 +483,52 @@ mod tests {
         );
         assert_eq!(pre[1]["hooks"][0]["command"], "tether hook claude-code");
         assert_eq!(v["hooks"]["PostToolUse"][0]["matcher"], "Read");
-        assert_eq!(claude_hooks(&file, "tether", false).expect("again").what, Outcome::Unchanged);
-        assert_eq!(claude_hooks(&file, "/opt/my tools/tether", false).expect("moved").what, Outcome::Updated);
+        assert_eq!(
+            hooks(&file, &Hooks::of(Assistant::ClaudeCode), "tether", false).expect("again").what,
+            Outcome::Unchanged
+        );
+        assert_eq!(
+            hooks(&file, &Hooks::of(Assistant::ClaudeCode), "/opt/my tools/tether", false).expect("moved").what,
+            Outcome::Updated
+        );
         assert_eq!(read()["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "'/opt/my tools/tether' hook claude-code");
-        assert_eq!(claude_hooks(&file, "tether", true).expect("remove").what, Outcome::Removed);
+        assert_eq!(
+            hooks(&file, &Hooks::of(Assistant::ClaudeCode), "tether", true).expect("remove").what,
+            Outcome::Removed
+        );
         let v = read();
         assert_eq!(
             v["hooks"],
             serde_json::json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}]})
         );
-        assert_eq!(claude_hooks(&file, "tether", true).expect("again").what, Outcome::Absent);
+        assert_eq!(
+            hooks(&file, &Hooks::of(Assistant::ClaudeCode), "tether", true).expect("again").what,
+            Outcome::Absent
+        );
+    }
+
+    #[test]
+    fn gemini_gets_named_hooks_in_the_same_settings_as_its_server() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let at = places(dir.path());
+        let changes = run(Assistant::Gemini, Scope::Project, false, "tether", &at).expect("set up");
+        assert_eq!(
+            changes.iter().map(|c| (c.entry, c.what)).collect::<Vec<_>>(),
+            [(Entry::Server, Outcome::Added), (Entry::Hooks, Outcome::Added)]
+        );
+        let v: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("proj/.gemini/settings.json")).expect("read"),
+        )
+        .expect("json");
+        assert_eq!(v["mcpServers"]["tether"]["args"], serde_json::json!(["mcp"]));
+        let before = &v["hooks"]["BeforeTool"][0];
+        assert_eq!(before["matcher"], "replace|write_file");
+        assert_eq!(
+            before["hooks"][0],
+            serde_json::json!({"type": "command", "name": "tether", "command": "tether hook gemini", "timeout": 30000})
+        );
+        assert_eq!(v["hooks"]["AfterTool"][0]["matcher"], "read_file");
+        let gone = run(Assistant::Gemini, Scope::Project, true, "tether", &at).expect("remove");
+        assert!(gone.iter().all(|c| c.what == Outcome::Removed), "{gone:?}");
     }
 }
