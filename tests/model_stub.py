@@ -2,7 +2,10 @@
 
 It serves the Anthropic Messages API (`POST /v1/messages`, streamed or not, the way Claude Code
 calls it through `ANTHROPIC_BASE_URL`) and the Gemini API (`POST /v1beta/models/M:streamGenerateContent`,
-server-sent events, the way Gemini CLI calls it through `GOOGLE_GEMINI_BASE_URL`): each request that
+server-sent events, the way Gemini CLI calls it through `GOOGLE_GEMINI_BASE_URL`) and the OpenAI
+Responses API (`POST /v1/responses`, server-sent events, the way Codex CLI calls a custom
+`model_providers` entry; a turn `{"tool": "apply_patch", "input": PATCH}` is its freeform custom tool
+call, any other tool a function call): each request that
 offers tools gets the next turn of the script, a tool call or a closing text; a request without
 tools (a side request: a title, a summary, Gemini CLI's model router) gets a short text and does
 not advance the script. Every request is kept, so that a test can read what the CLI told the
@@ -46,6 +49,9 @@ class ModelStub:
                 if self.path.startswith("/v1beta/models/"):
                     self._gemini(body)
                     return
+                if self.path.startswith("/v1/responses"):
+                    self._responses(body)
+                    return
                 if not self.path.startswith("/v1/messages"):
                     self._json({"type": "error", "error": {"type": "not_found_error", "message": self.path}}, 404)
                     return
@@ -72,6 +78,38 @@ class ModelStub:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _responses(self, body):
+                turn = stub._next(body)
+                n = len(stub.requests)
+                if turn.get("tool") == "apply_patch":
+                    item = {"type": "custom_tool_call", "id": f"ctc_{n}", "status": "completed", "call_id": f"call_{n:04d}",
+                            "name": "apply_patch", "input": turn["input"]}
+                elif "tool" in turn:
+                    item = {"type": "function_call", "id": f"fc_{n}", "status": "completed", "call_id": f"call_{n:04d}",
+                            "name": turn["tool"], "arguments": json.dumps(turn["input"])}
+                else:
+                    item = {"type": "message", "id": f"msg_{n}", "status": "completed", "role": "assistant",
+                            "content": [{"type": "output_text", "text": turn["text"], "annotations": []}]}
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+
+                def event(kind, data):
+                    self.wfile.write(f"event: {kind}\ndata: {json.dumps(dict(data, type=kind))}\n\n".encode())
+                    self.wfile.flush()
+
+                rid = f"resp_{n:04d}"
+                event("response.created", {"response": {"id": rid, "object": "response", "status": "in_progress",
+                                                        "output": []}})
+                event("response.output_item.added", {"output_index": 0, "item": item})
+                event("response.output_item.done", {"output_index": 0, "item": item})
+                usage = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 10,
+                         "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 110}
+                event("response.completed", {"response": {"id": rid, "object": "response", "status": "completed",
+                                                          "output": [item], "usage": usage}})
 
             def _json(self, value, status=200):
                 data = json.dumps(value).encode()
@@ -147,6 +185,11 @@ class ModelStub:
         """The text of every tool result the CLI sent back, in order (each once)."""
         seen: list[str] = []
         for body in self.requests:
+            for item in body.get("input", []) if isinstance(body.get("input"), list) else []:
+                if isinstance(item, dict) and item.get("type", "").endswith("_call_output"):
+                    text = str(item.get("output"))
+                    if text not in seen:
+                        seen.append(text)
             for content in body.get("contents", []):
                 for part in content.get("parts", []):
                     response = part.get("functionResponse", {}).get("response")

@@ -1,6 +1,6 @@
-"""The assistants people run, for real, beside a real Neovim running tether: Claude Code and
-Gemini CLI (from npm, pinned by scripts/install-assistants), headless, against a scripted model on
-loopback (tests/model_stub.py). Without tether's hooks its built-in tools write the disk behind the
+"""The assistants people run, for real, beside a real Neovim running tether: Claude Code, Gemini
+CLI and Codex CLI (from npm, pinned by scripts/install-assistants), headless, against a scripted
+model on loopback (tests/model_stub.py). Without tether's hooks its built-in tools write the disk behind the
 editor's dirty buffer, and tether merges what they wrote into the buffer; with the hooks `tether
 setup claude-code` installs, its Read sees the buffer and its Edit lands in the buffer, the disk
 untouched."""
@@ -172,3 +172,75 @@ def test_with_tether_setup_gemini_clis_read_and_replace_meet_the_unsaved_buffer(
     history = editor.call("history")
     changes = history["structuredContent"]["changesets"]
     assert changes[0]["tool"] == "edit_file" and changes[0]["client"] == "gemini-cli", changes
+
+
+CODEX_CONFIG = """model = "gpt-5.5"
+model_provider = "scripted"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+allow_login_shell = false
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "{url}/v1"
+wire_api = "responses"
+env_key = "SCRIPTED_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[features]
+plugins = false
+apps = false
+remote_plugin = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[otel]
+exporter = "none"
+"""
+
+
+def test_with_tether_setup_codexs_apply_patch_meets_the_unsaved_buffer_and_its_sed_is_merged(plugin_editor, tmp_path):
+    editor = plugin_editor
+    main = editor.root / "src" / "main.py"
+    stub = ModelStub([
+        {"tool": "apply_patch", "input": "*** Begin Patch\n*** Update File: src/main.py\n@@\n def main():\n"
+                                         "-    return 1\n+    return 2\n*** End Patch\n"},
+        {"tool": "exec_command", "input": {"cmd": "sed -i 's/def main/def start/' src/main.py"}},
+        {"text": "main returns 2 now, and is called start"},
+    ])
+    codex_home = tmp_path / "codex"
+    codex_home.mkdir()
+    # A model the CLI knows (it offers apply_patch only to those), served by the scripted model;
+    # nothing else reaches the network.
+    (codex_home / "config.toml").write_text(CODEX_CONFIG.format(url=stub.url))
+    env = dict(os.environ, HOME=str(tmp_path), CODEX_HOME=str(codex_home), SCRIPTED_API_KEY="tether-test",
+               XDG_RUNTIME_DIR=str(editor.runtime))
+    setup = subprocess.run([editor.tether, "setup", "codex"], cwd=editor.root, env=env,
+                           capture_output=True, text=True, check=True)
+    assert "hooks.json: added tether's hooks" in setup.stdout, setup.stdout
+    editor.type_at(1, 0, "# unsaved\n")
+    time.sleep(1.1)  # sed's write gets a modification time of its own
+    # Codex runs hooks only once the user trusted them; the flag stands for that review.
+    args = [assistant_bin("codex", "TETHER_CODEX"), "exec", "--ephemeral", "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "-C", str(editor.root),
+            "Change main to return 2 and call it start."]
+    done = subprocess.run(args, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
+    stub.close()
+    assert done.returncode == 0, done.stderr
+    patched, sed = stub.tool_results()
+    assert "Command blocked by PreToolUse hook: tether applied this patch" in patched, patched
+    assert "Process exited with code 0" in sed, sed
+    merged = "# unsaved\ndef start():\n    return 2\n"
+    wait_until("the patch and sed's change in the buffer", lambda: editor.text() == merged)
+    assert editor.modified()
+    assert main.read_text() == "def start():\n    return 1\n", "the file holds sed's change only"
+    history = editor.call("history")
+    changes = history["structuredContent"]["changesets"]
+    assert [(c["tool"], c["client"]) for c in changes[:2]] == [
+        ("merge_from_disk", "another program (on disk)"), ("apply_patch", "codex")], changes

@@ -1,5 +1,5 @@
-//! `tether hook claude-code` and `tether hook gemini`: the assistants' hooks, so that their
-//! built-in file tools meet the editor's buffers (`tether setup` installs them).
+//! `tether hook claude-code|gemini|codex`: the assistants' hooks, so that their built-in file
+//! tools meet the editor's buffers (`tether setup` installs them).
 //!
 //! The assistant runs the hook with one event as JSON on stdin and reads a decision from stdout.
 //! Only files whose buffer has unsaved changes in an editor running `tether lsp` are touched; for
@@ -8,7 +8,8 @@
 //!   lines (the same page); Gemini CLI cannot replace a result, so the buffer's lines are added to
 //!   it, said to be the unsaved buffer's;
 //! - an edit or a write (Claude Code's `Edit` and `Write`, Gemini CLI's `replace` and
-//!   `write_file`, before they run): tether makes the change in the buffer (one versioned edit,
+//!   `write_file`, Codex CLI's `apply_patch` when one of its files has unsaved changes, before
+//!   they run): tether makes the change in the buffer (one versioned edit,
 //!   one undo step, the unsaved text kept, recorded in the journal as the assistant's), and the
 //!   built-in tool is stopped before it writes the file, with a reason that says what happened:
 //!   the model reads it as the tool's (error) result.
@@ -36,6 +37,8 @@ pub enum Assistant {
     ClaudeCode,
     /// Gemini CLI: `AfterTool` of read_file, `BeforeTool` of replace and write_file.
     Gemini,
+    /// Codex CLI: `PreToolUse` of apply_patch.
+    Codex,
 }
 
 impl Assistant {
@@ -44,6 +47,7 @@ impl Assistant {
         match self {
             Assistant::ClaudeCode => "claude-code",
             Assistant::Gemini => "gemini-cli",
+            Assistant::Codex => "codex",
         }
     }
 }
@@ -83,6 +87,11 @@ pub async fn answer(assistant: Assistant, input: &Value, connector: &dyn Connect
         (Assistant::ClaudeCode, "PreToolUse", "Write") | (Assistant::Gemini, "BeforeTool", "write_file") => {
             Asked::Write { content: args.get("content")? }
         }
+        (Assistant::Codex, "PreToolUse", "apply_patch") => {
+            let patch = args.get("command")?.as_str()?;
+            let cwd = PathBuf::from(input.get("cwd")?.as_str()?);
+            return patch_answer(assistant, patch, &cwd, connector).await;
+        }
         _ => return None,
     };
     // Gemini CLI names files relative to its working folder.
@@ -118,18 +127,81 @@ pub async fn answer(assistant: Assistant, input: &Value, connector: &dyn Connect
     }
 }
 
+/// The header lines of a patch that name a file, and their prefix.
+const PATCH_HEADERS: [&str; 4] = ["*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: "];
+
+/// Codex CLI's `apply_patch`: when a file it changes has unsaved changes in the editor, the
+/// whole patch is applied through tether (buffers and files together, all or nothing), its paths
+/// made absolute from the working folder `cwd`; else Codex CLI applies it itself.
+async fn patch_answer(assistant: Assistant, patch: &str, cwd: &Path, connector: &dyn Connector) -> Option<Value> {
+    let mut paths = Vec::new();
+    let mut absolute = String::with_capacity(patch.len());
+    for line in patch.split_inclusive('\n') {
+        match PATCH_HEADERS.iter().find_map(|h| line.strip_prefix(h).map(|rest| (h, rest))) {
+            Some((header, rest)) => {
+                let path = cwd.join(rest.trim_end_matches(['\n', '\r']));
+                absolute.push_str(&format!("{header}{}\n", path.display()));
+                paths.push(path);
+            }
+            None => absolute.push_str(line),
+        }
+    }
+    let first = paths.first()?;
+    let Some(editor) = Editor::reach(first, connector, assistant.client()).await else {
+        let why = connector.unreachable()?;
+        return Some(context(
+            assistant,
+            "PreToolUse",
+            &format!(
+                "tether: the editor's tether lsp serves {} but could not be reached ({why}); this patch was applied to \
+                 the files on disk, not the editor's buffers, which may hold unsaved changes",
+                cwd.display()
+            ),
+        ));
+    };
+    let mut unsaved = Vec::new();
+    for path in &paths {
+        if editor.has_unsaved(path).await {
+            unsaved.push(path.display().to_string());
+        }
+    }
+    if unsaved.is_empty() {
+        return None;
+    }
+    let what = unsaved.join(", ");
+    let reason = match editor.call("apply_patch", json!({ "patch": absolute })).await {
+        Some(Answer { error: false, text }) => format!(
+            "tether applied this patch, because the editor has unsaved changes in {what}: those buffers now hold \
+             it (one undo step each; their files on disk were not written, so that the unsaved changes are kept), \
+             and any other file was written. The patch is done; do not apply it again. tether said: {}",
+            text.trim()
+        ),
+        Some(Answer { error: true, text }) => format!(
+            "the editor has unsaved changes in {what}, so tether applied this patch there, and it failed; nothing \
+             was changed: {}",
+            text.trim()
+        ),
+        None => format!(
+            "the editor has unsaved changes in {what}, and tether lost its connection to the editor before it \
+             could say whether this patch was applied; read the files again before redoing it"
+        ),
+    };
+    Some(deny(assistant, reason))
+}
+
 /// An answer that only adds `text` for the model.
 fn context(assistant: Assistant, event: &str, text: &str) -> Value {
     match assistant {
         Assistant::ClaudeCode => json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": text } }),
         Assistant::Gemini => json!({ "hookSpecificOutput": { "additionalContext": text } }),
+        Assistant::Codex => json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": text } }),
     }
 }
 
 /// An answer that stops the built-in tool, telling the model `reason`.
 fn deny(assistant: Assistant, reason: String) -> Value {
     match assistant {
-        Assistant::ClaudeCode => json!({ "hookSpecificOutput": {
+        Assistant::ClaudeCode | Assistant::Codex => json!({ "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
             "permissionDecisionReason": reason,

@@ -126,7 +126,7 @@ pub fn run(
         (Assistant::ClaudeCode, Scope::User, None) => at.home.join(".claude").join("settings.json"),
         (Assistant::Gemini, Scope::Project, _) => at.project.join(".gemini").join("settings.json"),
         (Assistant::Gemini, Scope::User, _) => at.home.join(".gemini").join("settings.json"),
-        (Assistant::Codex, ..) => return Ok(vec![server]),
+        (Assistant::Codex, ..) => at.codex_home.clone().unwrap_or_else(|| at.home.join(".codex")).join("hooks.json"),
     };
     Ok(vec![server, hooks(&settings, &Hooks::of(assistant), command, remove)?])
 }
@@ -134,7 +134,7 @@ pub fn run(
 /// An assistant's hook settings: the events and matchers tether's hook answers, its timeout in
 /// the unit the assistant reads, and the command's ending.
 struct Hooks {
-    events: [(&'static str, &'static str); 2],
+    events: &'static [(&'static str, &'static str)],
     timeout: u64,
     suffix: &'static str,
     /// Gemini CLI names each hook.
@@ -145,13 +145,16 @@ impl Hooks {
     fn of(assistant: Assistant) -> Hooks {
         match assistant {
             Assistant::Gemini => Hooks {
-                events: [("BeforeTool", "replace|write_file"), ("AfterTool", "read_file")],
+                events: &[("BeforeTool", "replace|write_file"), ("AfterTool", "read_file")],
                 timeout: 30_000,
                 suffix: "hook gemini",
                 named: true,
             },
-            _ => Hooks {
-                events: [("PreToolUse", "Edit|Write"), ("PostToolUse", "Read")],
+            Assistant::Codex => {
+                Hooks { events: &[("PreToolUse", "apply_patch")], timeout: 30, suffix: "hook codex", named: false }
+            }
+            Assistant::ClaudeCode => Hooks {
+                events: &[("PreToolUse", "Edit|Write"), ("PostToolUse", "Read")],
                 timeout: 30,
                 suffix: "hook claude-code",
                 named: false,
@@ -169,7 +172,8 @@ fn hook_command(command: &str, suffix: &str) -> String {
 
 /// Sets (or removes) tether's hook groups in the assistant's settings file `file` (Claude Code:
 /// `PreToolUse` on Edit and Write, `PostToolUse` on Read; Gemini CLI: `BeforeTool` on replace and
-/// write_file, `AfterTool` on read_file). Other hooks and keys stay as they are.
+/// write_file, `AfterTool` on read_file; Codex CLI: `PreToolUse` on apply_patch, in its
+/// `hooks.json`). Other hooks and keys stay as they are.
 fn hooks(file: &Path, kind: &Hooks, command: &str, remove: bool) -> Result<Change, String> {
     let text = read(file)?;
     let not_json = |e: serde_json::Error| format!("{}: not a JSON object ({e}); nothing was changed", file.display());
@@ -187,7 +191,7 @@ fn hooks(file: &Path, kind: &Hooks, command: &str, remove: bool) -> Result<Chang
             .is_some_and(|hooks| hooks.iter().any(|h| h["command"].as_str().is_some_and(|c| c.ends_with(kind.suffix))))
     };
     let mut hooks = before.clone();
-    for (event, matcher) in kind.events {
+    for &(event, matcher) in kind.events {
         let mut groups: Vec<Value> = hooks.get(event).and_then(Value::as_array).cloned().unwrap_or_default();
         groups.retain(|g| !ours(g));
         if !remove {
