@@ -19,6 +19,7 @@ H.test("nothing is announced, and the tools that need it are unsupported", funct
     editorContext = false,
     languageRequests = false,
     review = true,
+    diskChanges = true,
   }, client.capabilities.experimental.tether)
   for _, call in ipairs({
     { "diagnostics", vim.empty_dict() },
