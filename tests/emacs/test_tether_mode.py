@@ -147,6 +147,9 @@ def test_a_change_on_disk_is_merged_into_the_unsaved_buffer_and_saving_asks_noth
     state = wait_for_text(emacs, merged)
     assert state["modified"] is True and state["refusals"] == []
     assert emacs.path.read_text() == "alpha\nbeta\nGAMMA from sed\n", "the file is as the other program left it"
+    # tether says it merged once the edit is verified (Emacs reports it when idle): from then on
+    # Emacs takes the file's new time; a save before that gets Emacs's usual question.
+    wait_until("Emacs to take the file's time", lambda: emacs.eval("(verify-visited-file-modtime tether-test-buffer)") == "t")
     emacs.keys("C-x", "C-s")
     wait_until("the save, unasked", lambda: emacs.path.read_text() == merged)
     assert "changed since visited" not in emacs.screen()

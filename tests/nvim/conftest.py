@@ -183,3 +183,20 @@ def plugin_editor(workspace, tmp_path):
     e = Editor(workspace, home, "src/main.py", plugin=True)
     yield e
     e.close()
+
+
+def no_prompt(editor) -> bool:
+    """Neovim is not waiting at a prompt: a yes/no or confirm prompt is mode `r?`, a hit-enter or
+    more prompt `r`/`rm` (with `blocking` false while it waits)."""
+    mode = editor.nvim.api.get_mode()
+    return not mode["blocking"] and not mode["mode"].startswith("r")
+
+
+def merge_told(editor) -> bool:
+    """tether said it merged a change on disk into the current buffer (after verifying the edit):
+    the plugin's one-shot write is in place."""
+    return editor.lua(
+        "local ok, cmds = pcall(vim.api.nvim_get_autocmds,"
+        " {group = 'tether.disk.' .. vim.api.nvim_get_current_buf(), event = 'BufWriteCmd'})"
+        " return ok and #cmds > 0"
+    )

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import HERE, wait_until
+from conftest import HERE, merge_told, no_prompt, wait_until
 from model_stub import ModelStub
 
 MAIN = "def main():\n    return 1\n"
@@ -58,10 +58,6 @@ def run_claude(editor, home, turns: list[dict]) -> ModelStub:
     return stub
 
 
-def no_prompt(editor) -> bool:
-    mode = editor.nvim.api.get_mode()
-    return not mode["blocking"] and not mode["mode"].startswith("r")
-
 
 def test_claude_codes_built_in_edit_lands_in_the_unsaved_buffer(plugin_editor, tmp_path):
     editor = plugin_editor
@@ -87,6 +83,7 @@ def test_claude_codes_built_in_edit_lands_in_the_unsaved_buffer(plugin_editor, t
     assert editor.text() == typed, "one undo step takes the assistant's change back, and only it"
     editor.nvim.command("normal! \x12")
     assert editor.text() == merged
+    wait_until("tether to say it merged", lambda: merge_told(editor))
     editor.nvim.command("write", async_=True)
     wait_until("the write", lambda: no_prompt(editor) and not editor.modified())
     assert main.read_text() == merged, "saving keeps both the unsaved line and the assistant's change"
