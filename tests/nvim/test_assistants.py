@@ -58,6 +58,18 @@ def run_claude(editor, home, turns: list[dict]) -> ModelStub:
     return stub
 
 
+def in_the_buffer_only(editor, client: str):
+    """The assistant's edit of src/main.py (return 1 to 2) is in the buffer, after the unsaved
+    line, as one undo step, recorded as `client`'s; the file on disk is untouched."""
+    assert editor.text() == "# unsaved\ndef main():\n    return 2\n"
+    assert editor.modified()
+    assert (editor.root / "src" / "main.py").read_text() == MAIN, "the file on disk is untouched"
+    editor.nvim.command("normal! u")
+    assert editor.text() == "# unsaved\n" + MAIN, "one undo step takes the assistant's change back, and only it"
+    history = editor.call("history")
+    changes = history["structuredContent"]["changesets"]
+    assert changes[0]["tool"] == "edit_file" and changes[0]["client"] == client, changes
+
 
 def test_claude_codes_built_in_edit_lands_in_the_unsaved_buffer(plugin_editor, tmp_path):
     editor = plugin_editor
@@ -100,7 +112,6 @@ def test_with_tether_setup_claude_codes_read_and_edit_meet_the_unsaved_buffer(pl
                            capture_output=True, text=True, check=True)
     assert "settings.json: added tether's hooks" in setup.stdout, setup.stdout
     editor.type_at(1, 0, "# unsaved\n")
-    typed = "# unsaved\n" + MAIN
     stub = run_claude(editor, tmp_path, [
         {"tool": "Read", "input": {"file_path": str(main)}},
         {"tool": "Edit", "input": {"file_path": str(main), "old_string": "return 1", "new_string": "return 2",
@@ -110,14 +121,7 @@ def test_with_tether_setup_claude_codes_read_and_edit_meet_the_unsaved_buffer(pl
     read, edit = stub.tool_results()
     assert read.startswith("1\t# unsaved\n2\tdef main():"), read
     assert "tether made this change in the editor's buffer" in edit and "do not make it again" in edit, edit
-    assert editor.text() == "# unsaved\ndef main():\n    return 2\n"
-    assert editor.modified()
-    assert main.read_text() == MAIN, "the file on disk is untouched while the buffer has unsaved changes"
-    editor.nvim.command("normal! u")
-    assert editor.text() == typed, "one undo step takes the assistant's change back, and only it"
-    history = editor.call("history")
-    changes = history["structuredContent"]["changesets"]
-    assert changes[0]["tool"] == "edit_file" and changes[0]["client"] == "claude-code", changes
+    in_the_buffer_only(editor, "claude-code")
 
 
 def run_gemini(editor, home, turns: list[dict]) -> ModelStub:
@@ -145,13 +149,11 @@ def run_gemini(editor, home, turns: list[dict]) -> ModelStub:
 
 def test_with_tether_setup_gemini_clis_read_and_replace_meet_the_unsaved_buffer(plugin_editor, tmp_path):
     editor = plugin_editor
-    main = editor.root / "src" / "main.py"
     env = dict(os.environ, HOME=str(tmp_path))
     setup = subprocess.run([editor.tether, "setup", "gemini"], cwd=editor.root, env=env,
                            capture_output=True, text=True, check=True)
     assert "settings.json: added tether's hooks" in setup.stdout, setup.stdout
     editor.type_at(1, 0, "# unsaved\n")
-    typed = "# unsaved\n" + MAIN
     stub = run_gemini(editor, tmp_path, [
         {"tool": "read_file", "input": {"file_path": "src/main.py"}},
         {"tool": "replace", "input": {"file_path": "src/main.py", "old_string": "return 1", "new_string": "return 2",
@@ -161,14 +163,7 @@ def test_with_tether_setup_gemini_clis_read_and_replace_meet_the_unsaved_buffer(
     read, edit = stub.tool_results()
     assert "unsaved changes" in read and "# unsaved" in read, read
     assert edit.startswith("ERROR: Tool execution blocked: tether made this change in the editor's buffer"), edit
-    assert editor.text() == "# unsaved\ndef main():\n    return 2\n"
-    assert editor.modified()
-    assert main.read_text() == MAIN, "the file on disk is untouched while the buffer has unsaved changes"
-    editor.nvim.command("normal! u")
-    assert editor.text() == typed, "one undo step takes the assistant's change back, and only it"
-    history = editor.call("history")
-    changes = history["structuredContent"]["changesets"]
-    assert changes[0]["tool"] == "edit_file" and changes[0]["client"] == "gemini-cli", changes
+    in_the_buffer_only(editor, "gemini-cli")
 
 
 CODEX_CONFIG = """model = "gpt-5.5"
