@@ -110,12 +110,13 @@ pub async fn answer(assistant: Assistant, input: &Value, connector: &dyn Connect
             ),
         ));
     };
-    if !editor.has_unsaved(&path).await {
-        return None;
-    }
+    let stat = editor.unsaved(&path).await?;
     let name = path.display().to_string();
     match asked {
-        Asked::Read { offset, limit } => editor.read(assistant, &path, offset, limit, input.get("tool_response")).await,
+        Asked::Read { offset, limit } => {
+            let total = stat.get("lines").cloned().unwrap_or(Value::Null);
+            editor.read(assistant, &path, offset, limit, total, input.get("tool_response")).await
+        }
         Asked::Edit { old, new, all } => {
             let args = json!({ "path": name, "old_string": old, "new_string": new, "replace_all": all });
             Some(editor.change(assistant, "edit_file", args, &path).await)
@@ -161,7 +162,7 @@ async fn patch_answer(assistant: Assistant, patch: &str, cwd: &Path, connector: 
     };
     let mut unsaved = Vec::new();
     for path in &paths {
-        if editor.has_unsaved(path).await {
+        if editor.unsaved(path).await.is_some() {
             unsaved.push(path.display().to_string());
         }
     }
@@ -246,21 +247,22 @@ impl Editor {
         Some(Answer { text, error: result.is_error == Some(true) })
     }
 
-    /// Whether the editor has `path` open with unsaved changes.
-    async fn has_unsaved(&self, path: &Path) -> bool {
-        let Some(stat) = self.call("stat", json!({ "path": path.display().to_string() })).await else { return false };
-        let stat: Value = serde_json::from_str(&stat.text).unwrap_or_default();
-        stat["open"] == json!(true) && stat["dirty"] == json!(true)
+    /// The `stat` of `path` when the editor has it open with unsaved changes.
+    async fn unsaved(&self, path: &Path) -> Option<Value> {
+        let stat = self.call("stat", json!({ "path": path.display().to_string() })).await?;
+        let stat: Value = serde_json::from_str(&stat.text).ok()?;
+        (stat["open"] == json!(true) && stat["dirty"] == json!(true)).then_some(stat)
     }
 
-    /// The read's answer from the buffer: Claude Code's result with the buffer's lines in place
-    /// of the file's; for Gemini CLI, the buffer's lines added to the file's.
+    /// The read's answer from the buffer (of `total` lines): Claude Code's result with the
+    /// buffer's lines in place of the file's; for Gemini CLI, the buffer's lines added to the file's.
     async fn read(
         &self,
         assistant: Assistant,
         path: &Path,
         offset: Option<i64>,
         limit: Option<i64>,
+        total: Value,
         response: Option<&Value>,
     ) -> Option<Value> {
         let mut args = json!({ "path": path.display().to_string() });
@@ -282,8 +284,6 @@ impl Editor {
             let text = format!("{said} The buffer's lines, where the file's are above:\n{}", lines.join("\n"));
             return Some(context(assistant, "AfterTool", &text));
         }
-        let stat = self.call("stat", json!({ "path": path.display().to_string() })).await?;
-        let total = serde_json::from_str::<Value>(&stat.text).ok()?.get("lines").cloned().unwrap_or(Value::Null);
         let mut updated = response?.clone();
         let file = updated.get_mut("file")?;
         file["content"] = Value::String(lines.join("\n"));

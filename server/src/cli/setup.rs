@@ -175,16 +175,8 @@ fn hook_command(command: &str, suffix: &str) -> String {
 /// write_file, `AfterTool` on read_file; Codex CLI: `PreToolUse` on apply_patch, in its
 /// `hooks.json`). Other hooks and keys stay as they are.
 fn hooks(file: &Path, kind: &Hooks, command: &str, remove: bool) -> Result<Change, String> {
-    let text = read(file)?;
-    let not_json = |e: serde_json::Error| format!("{}: not a JSON object ({e}); nothing was changed", file.display());
-    let mut top: IndexMap<String, Box<RawValue>> = match text.as_deref() {
-        Some(t) if !t.trim().is_empty() => serde_json::from_str(t).map_err(not_json)?,
-        _ => IndexMap::new(),
-    };
-    let before: IndexMap<String, Value> = match top.get("hooks") {
-        Some(raw) => serde_json::from_str(raw.get()).map_err(not_json)?,
-        None => IndexMap::new(),
-    };
+    let mut top = read_object(file)?;
+    let before: IndexMap<String, Value> = member(file, &top, "hooks")?;
     let ours = |group: &Value| {
         group["hooks"]
             .as_array()
@@ -227,9 +219,7 @@ fn hooks(file: &Path, kind: &Hooks, command: &str, remove: bool) -> Result<Chang
         let raw = serde_json::to_string(&hooks).map_err(|e| e.to_string())?;
         top.insert("hooks".to_owned(), RawValue::from_string(raw).map_err(|e| e.to_string())?);
     }
-    let mut out = serde_json::to_string_pretty(&top).map_err(|e| e.to_string())?;
-    out.push('\n');
-    write(file, &out)?;
+    write_object(file, &top)?;
     Ok(change)
 }
 
@@ -289,16 +279,8 @@ fn write(file: &Path, text: &str) -> Result<(), String> {
 
 /// Sets (or removes) `mcpServers.tether` in the JSON file `file`.
 fn json_entry(file: &Path, entry: &str, remove: bool) -> Result<Change, String> {
-    let text = read(file)?;
-    let not_json = |e: serde_json::Error| format!("{}: not a JSON object ({e}); nothing was changed", file.display());
-    let mut top: IndexMap<String, Box<RawValue>> = match text.as_deref() {
-        Some(t) if !t.trim().is_empty() => serde_json::from_str(t).map_err(not_json)?,
-        _ => IndexMap::new(),
-    };
-    let mut servers: IndexMap<String, Box<RawValue>> = match top.get("mcpServers") {
-        Some(raw) => serde_json::from_str(raw.get()).map_err(not_json)?,
-        None => IndexMap::new(),
-    };
+    let mut top = read_object(file)?;
+    let mut servers: IndexMap<String, Box<RawValue>> = member(file, &top, "mcpServers")?;
     let current: Option<Value> = servers.get(NAME).and_then(|raw| serde_json::from_str(raw.get()).ok());
     let wanted: Value = serde_json::from_str(entry).map_err(|e| e.to_string())?;
     let what = match (remove, &current) {
@@ -320,11 +302,38 @@ fn json_entry(file: &Path, entry: &str, remove: bool) -> Result<Change, String> 
     let servers = RawValue::from_string(serde_json::to_string(&servers).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
     top.insert("mcpServers".to_owned(), servers);
-    // Other keys keep their values verbatim.
-    let mut out = serde_json::to_string_pretty(&top).map_err(|e| e.to_string())?;
-    out.push('\n');
-    write(file, &out)?;
+    write_object(file, &top)?;
     Ok(Change { file: file.to_owned(), what, entry: Entry::Server })
+}
+
+/// The top-level keys of the JSON settings file `file`, each value verbatim (none when the file
+/// is missing or empty).
+fn read_object(file: &Path) -> Result<IndexMap<String, Box<RawValue>>, String> {
+    match read(file)?.as_deref() {
+        Some(t) if !t.trim().is_empty() => serde_json::from_str(t).map_err(|e| not_json(file, &e)),
+        _ => Ok(IndexMap::new()),
+    }
+}
+
+/// The value of `key` in `top` (read from `file`), or its default when absent.
+fn member<T: serde::de::DeserializeOwned + Default>(
+    file: &Path,
+    top: &IndexMap<String, Box<RawValue>>,
+    key: &str,
+) -> Result<T, String> {
+    top.get(key).map_or_else(|| Ok(T::default()), |raw| serde_json::from_str(raw.get()).map_err(|e| not_json(file, &e)))
+}
+
+/// Why `file` is left alone.
+fn not_json(file: &Path, e: &serde_json::Error) -> String {
+    format!("{}: not a JSON object ({e}); nothing was changed", file.display())
+}
+
+/// Writes `top` to `file`, pretty-printed; other keys keep their values verbatim.
+fn write_object(file: &Path, top: &IndexMap<String, Box<RawValue>>) -> Result<(), String> {
+    let mut out = serde_json::to_string_pretty(top).map_err(|e| e.to_string())?;
+    out.push('\n');
+    write(file, &out)
 }
 
 /// The `[mcp_servers.tether]` table for `command`.
