@@ -79,4 +79,18 @@ function M.on_init(client, result)
   end
 end
 
+---Sends the notification `method` with `params` on `client`, in the call form of the running
+---Neovim (a method from 0.11 on, a field function before).
+---@param client vim.lsp.Client
+---@param method string
+---@param params table
+function M.notify(client, method, params)
+  if vim.fn.has("nvim-0.11") == 1 then
+    client:notify(method, params)
+  else
+    ---@diagnostic disable-next-line: param-type-mismatch
+    client.notify(method, params)
+  end
+end
+
 return M

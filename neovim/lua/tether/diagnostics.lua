@@ -257,12 +257,7 @@ function M.send(bufnr, only)
       -- problems"); an empty list from a server that did report is sent.
       if reported or sent[client.id][params.uri] then
         sent[client.id][params.uri] = json
-        if vim.fn.has("nvim-0.11") == 1 then
-          client:notify("tether/publishDiagnostics", params)
-        else
-          ---@diagnostic disable-next-line: param-type-mismatch
-          client.notify("tether/publishDiagnostics", params)
-        end
+        require("tether.compat").notify(client, "tether/publishDiagnostics", params)
       end
     end
   end

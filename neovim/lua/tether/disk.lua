@@ -164,15 +164,9 @@ function M.on_attach(args)
         and (in_workspace(client, path) or in_workspace(client, vim.fn.resolve(path)))
       then
         vim.v.fcs_choice = ""
-        local params = {
+        require("tether.compat").notify(client, "workspace/didChangeWatchedFiles", {
           changes = { { uri = vim.uri_from_bufnr(args.buf), type = vim.lsp.protocol.FileChangeType.Changed } },
-        }
-        if vim.fn.has("nvim-0.11") == 1 then
-          client:notify("workspace/didChangeWatchedFiles", params)
-        else
-          ---@diagnostic disable-next-line: param-type-mismatch
-          client.notify("workspace/didChangeWatchedFiles", params)
-        end
+        })
       else
         vim.v.fcs_choice = "ask"
       end
