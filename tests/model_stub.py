@@ -20,8 +20,12 @@ class ModelStub:
     """`turns`: a list of `{"tool": NAME, "input": {...}}` or `{"text": "..."}`; after the last,
     every request gets "done"."""
 
-    def __init__(self, turns: list[dict]):
+    def __init__(self, turns: list[dict], prompt: str | None = None):
+        """With `prompt`, only a conversation holding that text is scripted, and its turn is the
+        number of tool results in it (an interactive CLI sends other requests with tools
+        besides); every other request gets a short text."""
         self.turns = list(turns)
+        self.prompt = prompt
         self.requests: list[dict] = []
         self.lock = threading.Lock()
         stub = self
@@ -159,6 +163,12 @@ class ModelStub:
             self.requests.append(body)
             if not body.get("tools"):
                 return {"text": "tether"}
+            if self.prompt is not None:
+                text = json.dumps(body.get("messages", []))
+                if self.prompt not in text:
+                    return {"text": "tether"}
+                done = text.count('"type": "tool_result"')
+                return self.turns[done] if done < len(self.turns) else {"text": "done"}
             turn = self.turns[self.served] if self.served < len(self.turns) else {"text": "done"}
             self.served += 1
             return turn

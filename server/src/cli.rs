@@ -178,6 +178,9 @@ pub struct LspArgs {
     /// Do not serve the bridge socket that lets `tether mcp` attach to this editor.
     #[arg(long)]
     pub no_bridge: bool,
+    /// Do not serve Claude Code's IDE protocol (no lock file in Claude Code's `ide/` folder).
+    #[arg(long)]
+    pub no_ide: bool,
     #[command(flatten)]
     /// The deny list.
     pub deny: DenyArgs,
@@ -656,6 +659,7 @@ fn lsp(args: LspArgs) -> ExitCode {
         config: Config { read_only: args.read_only, journal: args.journal.settings(), ..Config::default() },
         save: args.save,
         bridge: !args.no_bridge,
+        ide: !args.no_ide,
         ..crate::lsp::Options::default()
     };
     match crate::lsp::run_stdio(options, args.log_level.as_deref()) {

@@ -40,7 +40,8 @@ class Editor:
             TETHER_ROOT=str(root),
             TETHER_LOG="warn",
             TETHER_PLUGIN=str(int(plugin)),
-            **(env or {}),
+            # tether lsp's lock file for Claude Code's IDE protocol goes to the test's own folder.
+            **{"CLAUDE_CONFIG_DIR": str(home / "claude"), **(env or {})},
         )
         for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
             (home / var).mkdir()

@@ -23,6 +23,7 @@ mod delivery;
 mod disk;
 mod editor;
 mod handlers;
+mod ide;
 mod knowledge;
 mod logging;
 mod ops;
@@ -87,6 +88,7 @@ pub fn run_stdio(options: Options, log_level: Option<&str>) -> anyhow::Result<bo
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let clean = rt.block_on(async move {
         let with_bridge = options.bridge;
+        let with_ide = options.ide;
         let (service, socket) = service(options);
         forward.connect(service.inner().client().clone());
         let backend = service.inner().clone_handle();
@@ -94,9 +96,18 @@ pub fn run_stdio(options: Options, log_level: Option<&str>) -> anyhow::Result<bo
         // A large call's buffers, and glibc's thresholds raised by them, would otherwise keep
         // the memory of the largest call for as long as the editor runs.
         tokio::spawn(memory::release_when_idle());
+        let ide_shared = shared.clone();
         let bridge = async move {
             if with_bridge {
                 bridge::serve(shared).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        // Claude Code's IDE protocol; leaving the select below removes its lock file.
+        let ide = async move {
+            if with_ide {
+                ide::serve(ide_shared).await;
             } else {
                 std::future::pending::<()>().await;
             }
@@ -106,6 +117,7 @@ pub fn run_stdio(options: Options, log_level: Option<&str>) -> anyhow::Result<bo
         tokio::select! {
             () = transport::serve_until_exit(stdin, stdout, service, socket, CONCURRENCY_LEVEL) => {}
             () = bridge => {}
+            () = ide => {}
             signal = terminated() => tracing::info!(signal, "stopping"),
         }
         backend.was_shut_down()

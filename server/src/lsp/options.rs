@@ -66,6 +66,9 @@ pub struct Options {
     pub save: SavePolicy,
     /// Whether `run_stdio` serves the bridge for `tether mcp` (a private Unix socket).
     pub bridge: bool,
+    /// Whether `run_stdio` serves Claude Code's IDE protocol (a loopback WebSocket and a lock
+    /// file in Claude Code's `ide/` folder).
+    pub ide: bool,
     /// The paths inside the workspace folders no tool may touch.
     pub deny: crate::workspace::Deny,
 }
@@ -91,6 +94,7 @@ impl Default for Options {
             limits: Limits::default(),
             save: SavePolicy::default(),
             bridge: true,
+            ide: true,
             deny: crate::workspace::Deny::default(),
         }
     }
@@ -104,6 +108,7 @@ impl std::fmt::Debug for Options {
             .field("limits", &self.limits)
             .field("save", &self.save)
             .field("bridge", &self.bridge)
+            .field("ide", &self.ide)
             .field("deny", &self.deny.patterns())
             .finish_non_exhaustive()
     }

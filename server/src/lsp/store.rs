@@ -295,6 +295,11 @@ impl Store {
         inner.paths.get(uri).and_then(|p| inner.docs.get(p)).map(state)
     }
 
+    /// Every open document, by real path.
+    pub fn all(&self) -> Vec<(PathBuf, DocState)> {
+        self.lock().docs.iter().map(|(p, e)| (p.clone(), state(e))).collect()
+    }
+
     /// Whether a document at `path`, or anywhere below it, is open.
     pub fn any_open_under(&self, path: &Path) -> bool {
         self.lock().docs.keys().any(|p| p.starts_with(path))
