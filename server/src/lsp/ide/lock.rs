@@ -72,6 +72,20 @@ pub fn serving(dir: &Path, roots: &[PathBuf]) -> Option<(PathBuf, Lock)> {
     found.into_iter().next()
 }
 
+/// Removes tether's own lock files whose process is gone (one killed without its clean-up, by
+/// SIGKILL or a crash): Claude Code would skip them, but they would stay in the user's folder.
+pub fn sweep(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let uid = rustix::process::geteuid().as_raw();
+    for path in entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "lock")) {
+        let Some(lock) = fs::read(&path).ok().and_then(|b| serde_json::from_slice::<Lock>(&b).ok()) else { continue };
+        let ours = fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.uid() == uid);
+        if ours && lock.ide_name == IDE_NAME && !is_alive(lock.pid) {
+            let _ = fs::remove_file(&path);
+        }
+    }
+}
+
 /// A published lock file, removed when dropped.
 #[derive(Debug)]
 pub struct Published {
@@ -175,5 +189,12 @@ mod tests {
         fs::remove_file(dir.join("2.lock")).expect("test setup");
         assert_eq!(serving(dir, &[PathBuf::from("/w")]).expect("test setup").1.ide_name, IDE_NAME);
         assert!(serving(dir, &[PathBuf::from("/other")]).is_none(), "no overlap, no owner");
+        sweep(dir);
+        assert!(dir.join("1.lock").exists() && dir.join("4.lock").exists(), "live ones stay");
+        fs::write(dir.join("5.lock"), serde_json::to_vec(&lock(4_000_000, "/w", IDE_NAME)).expect("test setup"))
+            .expect("test setup");
+        sweep(dir);
+        assert!(!dir.join("5.lock").exists(), "tether's own lock of a dead process goes");
+        assert!(dir.join("3.lock").exists(), "another integration's is not ours to remove");
     }
 }

@@ -80,6 +80,7 @@ pub(crate) async fn serve(shared: Arc<Shared>) {
                 }
                 None if published.as_ref().is_some_and(|(_, r)| *r == roots) => {}
                 None => {
+                    lock::sweep(&dir);
                     standing_aside = None;
                     published = None;
                     let entry = lock::Lock {
