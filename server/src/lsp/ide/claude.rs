@@ -203,17 +203,22 @@ async fn selection(ide: &Arc<Ide>) -> Value {
            "selection": {"start": position(span.start), "end": position(span.end), "isEmpty": span.start == span.end}})
 }
 
+/// The open document at the path Claude Code named, if it is inside the workspace and open.
+fn open_doc(ide: &Ide, given: &str) -> Option<crate::lsp::store::DocState> {
+    resolve(ide, given).ok().and_then(|(_, p)| ide.shared.store.get(p.real()))
+}
+
 fn dirty(ide: &Ide, given: &str) -> Value {
-    let found = resolve(ide, given).ok().and_then(|(_, p)| ide.shared.store.get(p.real()));
-    match found {
+    match open_doc(ide, given) {
         Some(doc) => json!({"success": true, "filePath": given, "isDirty": doc.dirty, "isUntitled": false}),
         None => json!({"success": false, "message": format!("Document not open: {given}")}),
     }
 }
 
 async fn save(ide: &Arc<Ide>, given: &str) -> Value {
-    let found = resolve(ide, given).ok().and_then(|(_, p)| ide.shared.store.get(p.real()));
-    let Some(doc) = found else { return json!({"success": false, "message": format!("Document not open: {given}")}) };
+    let Some(doc) = open_doc(ide, given) else {
+        return json!({"success": false, "message": format!("Document not open: {given}")});
+    };
     if !ide.shared.caps().save_documents {
         return json!({"success": false, "message": "this editor does not let tether save its buffers"});
     }
@@ -272,8 +277,7 @@ async fn diagnostics(ide: &Arc<Ide>, uri: Option<&str>) -> Value {
     }
     // Files not open: their last report is of the file on disk.
     for report in shared.diagnostics.all() {
-        let unopened = !open.iter().any(|(p, _)| *p == report.path) && shared.store.get(&report.path).is_none();
-        if unopened && wanted.as_ref().is_none_or(|w| *w == report.path) {
+        if shared.store.get(&report.path).is_none() && wanted.as_ref().is_none_or(|w| *w == report.path) {
             files.push(file_diagnostics(&report.path, &report));
         }
     }
