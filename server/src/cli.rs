@@ -639,7 +639,7 @@ fn run_standard(serve: &ServeArgs, tool: &str, json: Value, show: impl Fn(&Value
 }
 
 fn status(args: StatusArgs) -> ExitCode {
-    match crate::bridge::status(args.json) {
+    match crate::bridge::status(args.json, &crate::lsp::ide_status) {
         Ok(text) => {
             print(&text);
             ExitCode::SUCCESS

@@ -32,8 +32,13 @@ class Editor:
         self, root: pathlib.Path, home: pathlib.Path, first_file: str, plugin: bool = False, env: dict | None = None
     ):
         self.root = root
+        self.home = home
         self.tether = tether_bin()
         sock = home / "nvim.sock"
+        # tether lsp's discovery file for Gemini CLI's IDE companion (`$TMPDIR/gemini/ide`) goes
+        # to the test's own folder, unless the test names one.
+        (home / "tmp").mkdir(exist_ok=True)
+        env = {"TMPDIR": str(home / "tmp"), **(env or {})}
         env = dict(
             os.environ,
             TETHER_BIN=tether_bin(),
@@ -41,7 +46,7 @@ class Editor:
             TETHER_LOG="warn",
             TETHER_PLUGIN=str(int(plugin)),
             # tether lsp's lock file for Claude Code's IDE protocol goes to the test's own folder.
-            **{"CLAUDE_CONFIG_DIR": str(home / "claude"), **(env or {})},
+            **{"CLAUDE_CONFIG_DIR": str(home / "claude"), **env},
         )
         for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
             (home / var).mkdir()

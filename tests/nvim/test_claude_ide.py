@@ -55,6 +55,17 @@ def lock_of(claude_home) -> tuple[int, dict]:
     return int(locks[0].stem), json.loads(locks[0].read_text())
 
 
+def accepted_with_the_unsaved_text(editor, merged: str):
+    """The accepted change is in the buffer with the unsaved line, the buffer still modified, no
+    "changed on disk" prompt, and one undo step takes the change back, and only it."""
+    assert editor.text() == merged and editor.modified()
+    editor.nvim.command("checktime", async_=True)
+    time.sleep(0.3)
+    assert no_prompt(editor), "no 'changed on disk' prompt"
+    editor.nvim.command("normal! u")
+    assert editor.text() == "# unsaved\n" + MAIN, "one undo step takes the accepted change back, and only it"
+
+
 class Tmux:
     """Interactive Claude Code in a detached tmux session of its own server."""
 
@@ -133,12 +144,7 @@ def test_claude_codes_edit_is_reviewed_in_neovim_and_lands_with_the_unsaved_text
         results = stub.tool_results()
         assert any("updated successfully" in r or "has been updated" in r for r in results), results
         assert (claude_home / "ide" / f"{port}.lock").exists()
-        assert editor.text() == merged and editor.modified()
-        editor.nvim.command("checktime", async_=True)
-        time.sleep(0.3)
-        assert no_prompt(editor), "no 'changed on disk' prompt"
-        editor.nvim.command("normal! u")
-        assert editor.text() == "# unsaved\n" + MAIN, "one undo step takes the accepted change back, and only it"
+        accepted_with_the_unsaved_text(editor, merged)
     finally:
         screen = claude.screen()
         claude.close()

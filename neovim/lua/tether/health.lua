@@ -151,8 +151,15 @@ end
 ---What `tether status --json` prints: the live instances and the discovery files passed over.
 ---@class tether.Status
 ---@field runtime_dir string
----@field instances {pid: integer, roots: string[], socket: string, socket_exists?: boolean, profile: string, version: string}[]
+---@field instances {pid: integer, roots: string[], socket: string, socket_exists?: boolean, profile: string, version: string, ide?: table<string, tether.IdeState>}[]
 ---@field ignored? {file: string, reason: string}[]
+
+---Whether an instance serves an assistant CLI's IDE protocol (`tether status --json`'s `ide`).
+---@class tether.IdeState
+---@field state "serving"|"standing aside"|"not serving"
+---@field file? string
+---@field server? string
+---@field pid? integer
 
 ---Runs `{path} status --json`; the bridge's discovery files are read by tether itself, the one
 ---place that knows their directory and format.
@@ -182,6 +189,32 @@ local function bridge_status(path)
     return nil, ("%s status --json printed JSON without an `instances` list"):format(path)
   end
   return status
+end
+
+local IDE_NAMES = { ["claude-code"] = "Claude Code", ["gemini-cli"] = "Gemini CLI" }
+
+---Reports, per assistant CLI, whether this tether lsp serves its IDE protocol or stands aside for
+---another server of the project (an editor's own integration, or another tether lsp).
+---@param ide? table<string, tether.IdeState>
+local function check_ide(ide)
+  for _, key in ipairs({ "claude-code", "gemini-cli" }) do
+    local s = (ide or {})[key]
+    local cli = IDE_NAMES[key]
+    if s and s.state == "serving" then
+      health.ok(("%s's IDE protocol: served (%s)"):format(cli, tostring(s.file)))
+    elseif s and s.state == "standing aside" then
+      health.info(
+        ("%s's IDE protocol: standing aside, %s (pid %s) serves this project (%s)"):format(
+          cli,
+          tostring(s.server),
+          tostring(s.pid),
+          tostring(s.file)
+        )
+      )
+    elseif s then
+      health.info(("%s's IDE protocol: not served (no workspace folder yet, or `--no-ide`)"):format(cli))
+    end
+  end
 end
 
 ---@param path? string The binary `check_binary` found and ran, if any.
@@ -216,6 +249,7 @@ local function check_bridge(path)
     else
       health.ok(desc)
     end
+    check_ide(i.ide)
   end
   for _, ignored in ipairs(status.ignored or {}) do
     health.warn(("%s: %s"):format(tostring(ignored.file), tostring(ignored.reason)))

@@ -91,21 +91,29 @@ impl FromStr for Attach {
 
 /// `tether status`: the live instances (never their tokens) and the discovery files passed
 /// over with why, as text or JSON.
-pub fn status(as_json: bool) -> io::Result<String> {
+pub fn status(as_json: bool, ide: &IdeStatus) -> io::Result<String> {
     let dir = runtime_dir()?;
     let found = discovery::scan(&dir);
-    Ok(if as_json { status_json(&dir, &found) } else { status_text(&dir, &found) })
+    Ok(if as_json { status_json(&dir, &found, ide) } else { status_text(&dir, &found, ide) })
 }
 
+/// Which IDE protocols the `tether lsp` of a pid and roots serves: per assistant CLI, its key, a
+/// line for people, and the same as JSON (the lsp layer knows; the caller passes it in).
+pub type IdeStatus = dyn Fn(u32, &[std::path::PathBuf]) -> Vec<(&'static str, String, serde_json::Value)>;
+
 /// `tether status --json`: `{"runtime_dir", "instances": [{pid, roots, socket, socket_exists,
-/// profile, version, started}], "ignored": [{file, reason}]}`.
-fn status_json(dir: &Path, found: &discovery::Scan) -> String {
+/// profile, version, started, ide}], "ignored": [{file, reason}]}`; `ide` holds, per assistant CLI
+/// (`claude-code`, `gemini-cli`), the `state` of its IDE protocol: `serving`, `standing aside`
+/// (for `server`, `pid`) or `not serving`.
+fn status_json(dir: &Path, found: &discovery::Scan, ide_status: &IdeStatus) -> String {
     let instances: Vec<_> = found
         .live
         .iter()
         .map(|i| {
+            let ide: serde_json::Map<String, serde_json::Value> =
+                ide_status(i.pid, &i.roots).into_iter().map(|(key, _, v)| (key.to_owned(), v)).collect();
             json!({"pid": i.pid, "roots": i.roots, "socket": i.socket, "socket_exists": i.socket.exists(),
-                   "profile": i.profile, "version": i.version, "started": i.started})
+                   "profile": i.profile, "version": i.version, "started": i.started, "ide": ide})
         })
         .collect();
     let ignored: Vec<_> = found.ignored.iter().map(|i| json!({"file": i.file, "reason": i.why.to_string()})).collect();
@@ -113,7 +121,7 @@ fn status_json(dir: &Path, found: &discovery::Scan) -> String {
         .unwrap_or_default()
 }
 
-fn status_text(dir: &Path, found: &discovery::Scan) -> String {
+fn status_text(dir: &Path, found: &discovery::Scan, ide_status: &IdeStatus) -> String {
     let mut out = String::new();
     if found.live.is_empty() {
         let _ = writeln!(out, "no tether lsp is running (runtime directory {})", dir.display());
@@ -128,6 +136,9 @@ fn status_text(dir: &Path, found: &discovery::Scan) -> String {
         );
         let missing = if i.socket.exists() { "" } else { " (missing: nothing can attach)" };
         let _ = writeln!(out, "  socket  {}{missing}", i.socket.display());
+        for (_, line, _) in ide_status(i.pid, &i.roots) {
+            let _ = writeln!(out, "  ide     {line}");
+        }
     }
     for i in &found.ignored {
         let _ = writeln!(out, "ignored {}: {}", i.file.display(), i.why);
@@ -178,6 +189,10 @@ mod tests {
                 why: discovery::Skipped::Dead { removed: true },
             }],
         };
+        let ide = |pid: u32, roots: &[std::path::PathBuf]| {
+            let line = format!("standing aside for pid {} of {}", pid + 1, roots[0].display());
+            vec![("cli", line, json!({"state": "standing aside", "pid": pid + 1}))]
+        };
         expect![[r#"
             {
               "ignored": [
@@ -188,6 +203,12 @@ mod tests {
               ],
               "instances": [
                 {
+                  "ide": {
+                    "cli": {
+                      "pid": 43,
+                      "state": "standing aside"
+                    }
+                  },
                   "pid": 42,
                   "profile": "standard",
                   "roots": [
@@ -201,13 +222,14 @@ mod tests {
               ],
               "runtime_dir": "/nonexistent/run/tether"
             }"#]]
-        .assert_eq(&status_json(dir, &found));
+        .assert_eq(&status_json(dir, &found, &ide));
         expect![[r#"
             pid 42  tether 1.2.3  profile standard
               serves  /w/app
               socket  /nonexistent/run/tether/42.sock (missing: nothing can attach)
+              ide     standing aside for pid 43 of /w/app
             ignored /nonexistent/run/tether/9.json: the process is gone (a stale file); removed"#]]
-        .assert_eq(&status_text(dir, &found));
+        .assert_eq(&status_text(dir, &found, &ide));
         let none = discovery::Scan::default();
         expect![[r#"
             {
@@ -215,9 +237,9 @@ mod tests {
               "instances": [],
               "runtime_dir": "/nonexistent/run/tether"
             }"#]]
-        .assert_eq(&status_json(dir, &none));
+        .assert_eq(&status_json(dir, &none, &ide));
         expect!["no tether lsp is running (runtime directory /nonexistent/run/tether)"]
-            .assert_eq(&status_text(dir, &none));
+            .assert_eq(&status_text(dir, &none, &ide));
     }
 
     #[test]

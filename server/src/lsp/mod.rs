@@ -24,6 +24,7 @@ mod disk;
 mod editor;
 mod handlers;
 mod ide;
+pub(crate) use ide::status as ide_status;
 mod knowledge;
 mod logging;
 mod ops;
@@ -104,7 +105,7 @@ pub fn run_stdio(options: Options, log_level: Option<&str>) -> anyhow::Result<bo
                 std::future::pending::<()>().await;
             }
         };
-        // Claude Code's IDE protocol; leaving the select below removes its lock file.
+        // The assistant CLIs' IDE protocols; leaving the select below removes their discovery files.
         let ide = async move {
             if with_ide {
                 ide::serve(ide_shared).await;

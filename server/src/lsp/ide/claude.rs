@@ -17,12 +17,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tower_lsp::lsp_types::{self as lsp, ShowDocumentParams};
 
-use super::Ide;
-use crate::edit::{Base, EditPlan, FileOp};
-use crate::journal::merge::carry;
+use super::{Decided, Ide};
 use crate::lsp::convert::{path_of, uri_of};
 use crate::lsp::editor::LspEditor;
-use crate::lsp::protocol::{Review, SaveDocuments, SaveDocumentsParams};
+use crate::lsp::protocol::{SaveDocuments, SaveDocumentsParams};
 use crate::lsp::shared::request_within;
 use crate::tools::knowledge::{Editor as _, Severity, Span};
 use crate::vfs::Vfs;
@@ -120,26 +118,22 @@ async fn call(ide: &Arc<Ide>, name: &str, args: &Value) -> Result<Vec<Value>, St
         "openFile" => open_file(ide, args).await,
         "openDiff" => open_diff(ide, &arg("old_file_path"), &arg("new_file_contents"), &arg("tab_name")).await,
         "close_tab" => {
-            let closed = ide.diffs().remove(&arg("tab_name"));
-            if let Some(tab) = closed {
-                let _ = tab.send(());
-            }
+            ide.close_diff(&arg("tab_name"));
             Ok(vec![text("TAB_CLOSED")])
         }
         "closeAllDiffTabs" => {
-            let tabs: Vec<_> = ide.diffs().drain().collect();
-            let n = tabs.len();
-            for (_, tab) in tabs {
-                let _ = tab.send(());
+            let tabs: Vec<String> = ide.diffs().keys().cloned().collect();
+            for tab in &tabs {
+                ide.close_diff(tab);
             }
-            Ok(vec![text(format!("CLOSED_{n}_DIFF_TABS"))])
+            Ok(vec![text(format!("CLOSED_{}_DIFF_TABS", tabs.len()))])
         }
         other => Err(format!("unknown tool: {other}")),
     }
 }
 
-/// A path Claude Code named, inside the workspace and not denied.
-fn resolve(ide: &Ide, given: &str) -> Result<(Vfs, SandboxPath), String> {
+/// A path the CLI named (a path or a `file:` URI), inside the workspace and not denied.
+pub(super) fn resolve(ide: &Ide, given: &str) -> Result<(Vfs, SandboxPath), String> {
     let vfs = ide.shared.snapshot().ok_or("the editor has no workspace folder open")?;
     let given = lsp::Url::parse(given)
         .ok()
@@ -162,7 +156,7 @@ fn workspace_folders(ide: &Ide) -> Value {
 }
 
 /// What the user is looking at, when the editor says.
-async fn view(ide: &Arc<Ide>) -> Option<crate::tools::knowledge::View> {
+pub(super) async fn view(ide: &Arc<Ide>) -> Option<crate::tools::knowledge::View> {
     let shared = ide.shared.clone();
     let handle = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || LspEditor::new(shared, handle).view().ok()).await.ok().flatten()
@@ -194,6 +188,8 @@ fn range(s: Span) -> Value {
 
 async fn selection(ide: &Arc<Ide>) -> Value {
     let shown = view(ide).await.and_then(|v| v.editors.into_iter().find(|e| e.active));
+    // A denied file's selection is not shown, as if no editor had the focus.
+    let shown = shown.filter(|e| resolve(ide, &e.path.to_string_lossy()).is_ok());
     let Some(editor) = shown else { return json!({"success": false, "message": "No active editor found"}) };
     let Some((span, selected)) = editor.selections.into_iter().next() else {
         return json!({"success": false, "message": "No selection in the active editor"});
@@ -324,44 +320,31 @@ async fn open_file(ide: &Arc<Ide>, args: &Value) -> Result<Vec<Value>, String> {
 /// closed when the editor cannot show a review (Claude Code's own prompt in the terminal decides).
 async fn open_diff(ide: &Arc<Ide>, given: &str, proposed: &str, tab: &str) -> Result<Vec<Value>, String> {
     let (vfs, p) = resolve(ide, given)?;
-    let shared = &ide.shared;
-    let (closed_tx, closed) = tokio::sync::oneshot::channel();
-    if let Some(earlier) = ide.diffs().insert(tab.to_owned(), closed_tx) {
-        let _ = earlier.send(());
-    }
-    let rejected = || Ok(vec![text("DIFF_REJECTED"), text(tab)]);
-    // The target: the proposal on top of the unsaved text when there is some.
-    let current = vfs.read_shared(&p).ok();
-    let target = match (shared.store.get_with_disk(p.real()), &current) {
-        (Some((doc, Some(known))), Some(_)) if doc.dirty => {
-            carry(&known.to_string(), proposed, &doc.rope.to_string()).unwrap_or_else(|_| proposed.to_owned())
-        }
-        _ => proposed.to_owned(),
-    };
-    let plan = match current {
-        Some(file) => EditPlan::edit_to(p.clone(), Base::from(file), &target),
-        None => EditPlan::one(FileOp::Create { path: p.clone(), text: target.clone(), overwrite: false, mode: None }),
-    };
-    if !shared.caps().review || plan.is_empty() {
-        let _ = closed.await;
-        return rejected();
-    }
+    let target = super::on_the_buffer(ide, &vfs, &p, proposed);
+    let mut closed = ide.open_diff(tab, &target);
     let summary = format!("Claude Code proposes this change ({tab})");
-    let params = crate::lsp::review::proposal("openDiff", "assistant", Some(&summary), &plan, &vfs);
-    let wait = shared.review().timeout.unwrap_or(crate::lsp::review::DEFAULT_TIMEOUT);
-    let answer = tokio::select! {
-        a = request_within::<Review>(&shared.client, params, wait) => a,
-        _ = closed => return rejected(),
-    };
-    ide.diffs().remove(tab);
-    let Some(Ok(answer)) = answer else { return rejected() };
-    let accepted = matches!(answer.decision.as_str(), "accept" | "partial")
-        && answer.files.first().is_none_or(|f| f.decision == "accept");
-    if !accepted {
-        return rejected();
+    let decided = super::review(ide, &vfs, &p, &target, &summary, &mut closed).await;
+    if !matches!(decided, Decided::Closed) {
+        ide.diffs().remove(tab);
     }
-    let text_accepted = answer.files.first().and_then(|f| f.text.clone()).unwrap_or(target);
-    Ok(vec![text("FILE_SAVED"), text(text_accepted)])
+    match decided {
+        Decided::Accepted(text_accepted) => Ok(vec![text("FILE_SAVED"), text(text_accepted)]),
+        Decided::Unchanged | Decided::NoReview => {
+            let _ = closed.await;
+            Ok(vec![text("DIFF_REJECTED"), text(tab)])
+        }
+        Decided::Rejected | Decided::Closed => Ok(vec![text("DIFF_REJECTED"), text(tab)]),
+    }
+}
+
+/// The selection in the focused editor, when it changed: `selection_changed`.
+pub(super) async fn selection_changed(ide: &Arc<Ide>) -> Option<(&'static str, Value)> {
+    let mut current = selection(ide).await;
+    if current["success"] != true {
+        return None;
+    }
+    current.as_object_mut()?.remove("success");
+    Some(("selection_changed", current))
 }
 
 #[cfg(test)]
