@@ -176,6 +176,7 @@ class Client:
             accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
             assert b"sec-websocket-accept: " + accept in head.lower().replace(accept.lower(), accept), head
         self.next_id = 0
+        self.notifications: list[dict] = []
 
     def send(self, message: dict):
         data = json.dumps(message).encode()
@@ -203,11 +204,29 @@ class Client:
         return json.loads(self._exact(n))
 
     def request(self, method: str, params: dict) -> dict:
+        """The result; notifications that come first are kept in `notifications`."""
         self.next_id += 1
         self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
         answer = self.receive()
+        while "id" not in answer:
+            self.notifications.append(answer)
+            answer = self.receive()
         assert answer["id"] == self.next_id, answer
         return answer["result"]
+
+    def notification(self, method: str, timeout: float = 10) -> dict:
+        """The next notification `method` (one kept, or one that comes within `timeout`)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for n in self.notifications:
+                if n["method"] == method:
+                    self.notifications.remove(n)
+                    return n["params"]
+            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                self.notifications.append(self.receive())
+            finally:
+                self.sock.settimeout(10)
 
     def tool(self, name: str, args: dict):
         result = self.request("tools/call", {"name": name, "arguments": args})
@@ -239,6 +258,11 @@ def test_the_ide_server_answers_from_the_buffers_and_only_with_the_token(editor,
     editor.nvim.command("normal! ggVj")
     selection = client.tool("getCurrentSelection", {})
     assert selection["filePath"] == str(main) and selection["text"].startswith("# unsaved\ndef main"), selection
+    # ... and pushed as it changes.
+    pushed = client.notification("selection_changed")
+    while not pushed["text"].startswith("# unsaved\ndef main"):  # an earlier cursor may come first
+        pushed = client.notification("selection_changed")
+    assert pushed["filePath"] == str(main) and pushed["selection"]["isEmpty"] is False, pushed
     outside = client.tool("checkDocumentDirty", {"filePath": "/etc/passwd"})
     assert outside["success"] is False, outside
     assert client.tool("closeAllDiffTabs", {}) == ["CLOSED_0_DIFF_TABS"]
