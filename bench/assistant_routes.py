@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The same edit through each route an assistant's change takes to a buffer with unsaved changes.
 
-Usage: bench/assistant_routes.py [--rounds N] [--bin TETHER]
+Usage: bench/assistant_routes.py [--rounds N] [--bin TETHER] [--pause SECONDS]
 
 A headless Neovim 0.11 with tether's plugin (tests/nvim) holds src/main.py with an unsaved line.
 Each round changes a line of it (`value = N` to `N+1`; the disk route `other = N`, so that its
@@ -17,8 +17,10 @@ change never overlaps the buffer's unsaved ones) three ways, in turn:
            `sed -i` does), timed until Neovim's buffer holds the change (a Lua `on_lines`
            callback stamps it with the same monotonic clock).
 
-Each route starts 0.3 s after the last change settled, so that Neovim has reported it (it
-debounces didChange by 150 ms). Prints each route's median, p90 and the median's difference from
+Each route starts --pause (0.3) s after the last change settled. Neovim sends a buffer's change
+at once when it sent none in the last 150 ms, and otherwise holds it until 150 ms have passed
+since the last; tether's plugin sends the change an edit of tether's makes at once. `--pause 0`
+sends the routes back to back, as an assistant making several edits does. Prints each route's median, p90 and the median's difference from
 `mcp`. The machine is shared: compare routes within one run, not across runs.
 """
 
@@ -46,6 +48,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--bin", default=str(REPO / "target" / "release" / "tether"))
+    ap.add_argument("--pause", type=float, default=0.3,
+                    help="seconds between a change settling and the next route's (0: back to back)")
     args = ap.parse_args()
     os.environ["TETHER_BIN"] = args.bin
     with tempfile.TemporaryDirectory() as tmp:
@@ -118,14 +122,13 @@ def run(editor, root: pathlib.Path, main_py: pathlib.Path, args) -> None:
                             time.sleep(0.002)
                     assert stamp is not None, f"the buffer never took {new!r}"
                     times[route].append((stamp - t0) / 1e6)
-                # Each route starts from a settled buffer, and after Neovim has reported the last
-                # change (it debounces didChange by 150 ms; an edit sent before that meets a
-                # version the server does not know yet, is refused and retried: that wait is
-                # the editor's, the same for every route, and measured apart in issue 36).
+                # Each route starts from a settled buffer, by default --pause after it (Neovim
+                # sends a change at once when it sent none in the last 150 ms, else when 150 ms
+                # have passed since the last; `--pause 0` sends the routes back to back).
                 deadline = time.monotonic() + 10
                 while new not in editor.text() and time.monotonic() < deadline:
                     time.sleep(0.002)
-                time.sleep(0.3)
+                time.sleep(args.pause)
     finally:
         assistant.close()
     base = statistics.median(times["mcp"])

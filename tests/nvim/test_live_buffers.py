@@ -54,6 +54,40 @@ def test_edit_in_a_clean_buffer_is_saved(editor):
     assert editor.text() == MAIN, "undo still works after the save"
 
 
+def test_the_plugin_reports_tethers_edit_before_answering_it(plugin_editor):
+    """tether answers a call once a change notification shows where its edit landed. Neovim holds
+    a buffer's `didChange` until 150 ms after the last one it sent, so an assistant's edits back to
+    back each waited that long (or were refused for a version tether had not been told of yet);
+    the plugin sends the notification of tether's edit before its answer, and every edit of a
+    quick series is taken the first time."""
+    editor = plugin_editor
+    editor.lua(
+        "local client = vim.lsp.get_clients({name = 'tether'})[1]"
+        " _G.order = {}"
+        " local notify = client.notify"
+        " client.notify = function(self, method, ...)"
+        "   if method == 'textDocument/didChange' then table.insert(_G.order, 'didChange') end"
+        "   return notify(self, method, ...)"
+        " end"
+        " local apply = require('tether.apply_edit')"
+        " local handler = apply.handler"
+        " apply.handler = function(...)"
+        "   local before = #_G.order"
+        "   local answer = handler(...)"
+        "   local sent = vim.tbl_contains(vim.list_slice(_G.order, before + 1), 'didChange')"
+        "   table.insert(_G.order, (answer.applied and 'applied' or 'refused') .. (sent and ' after its didChange' or ''))"
+        "   return answer"
+        " end"
+    )
+    editor.type_at(1, 0, "# typed\n")
+    for n in range(2, 7):
+        r = editor.call("edit_file", path="src/main.py", old_string=f"return {n - 1}", new_string=f"return {n}")
+        assert r["isError"] is False, r
+    assert editor.text() == "# typed\ndef main():\n    return 6\n"
+    answers = [e for e in editor.lua("return _G.order") if e != "didChange"]
+    assert answers == ["applied after its didChange"] * 5, answers
+
+
 def test_each_tool_edit_to_a_buffer_in_no_window_is_its_own_undo_step(plugin_editor):
     """Issue 33: Neovim closes the undo block of the current buffer only (when it waits for a key),
     so two tool edits to a loaded buffer in no window were one undo step. The plugin's applyEdit

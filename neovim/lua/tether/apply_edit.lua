@@ -234,6 +234,11 @@ function M.handler(_, params, ctx)
     return { applied = false, failureReason = refusal.reason, failedChange = refusal.index }
   end
   marks:show(params.label)
+  -- Report the edit now rather than after Neovim's 150 ms `didChange` debounce: tether answers
+  -- the assistant once the notification shows where the edit landed.
+  if client then
+    pcall(require("vim.lsp._changetracking").flush, client)
+  end
   return { applied = true }
 end
 

@@ -5,7 +5,8 @@
 //! workspace of a million files costs what its open buffers cost. On Linux the watch is inotify
 //! (through rustix, which tether already links; where inotify cannot start, only the editor's
 //! reports remain); elsewhere the open files' sizes and times are compared once a second. A file's events are passed on after [`QUIET`] without another, so that
-//! a writer's several `write`s, or a write and a rename, are read once, whole.
+//! a writer's several `write`s are read once, whole; an event that says the write is complete (the
+//! writer closed the file, or a whole file was renamed over it) is passed on after [`COMPLETE`].
 //!
 //! The watch only says *which* file to look at; what changed, and what to do, is decided by
 //! reading it (`lsp/disk.rs`). Editors that forward `workspace/didChangeWatchedFiles` feed the
@@ -19,8 +20,12 @@ use std::sync::Mutex;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::time::Instant;
 
-/// How long a file's events must pause before it is read.
+/// How long a file's events must pause before it is read, while it may still be being written.
 pub const QUIET: std::time::Duration = std::time::Duration::from_millis(30);
+
+/// How long after an event that says a write is complete (the writer closed the file, or a whole
+/// file was renamed over it) the file is read: just enough to take a burst of such events once.
+pub const COMPLETE: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The watch's channels, kept by the server's shared state until `initialized` starts the watch,
 /// and what the editor was told of changes it could not take (`lsp/disk.rs`).
@@ -86,10 +91,11 @@ impl Files {
         }
     }
 
-    /// Notes an event for `path`, if it is open.
-    fn touched(&mut self, path: &Path) {
+    /// Notes an event for `path`, if it is open: `complete` when it says the write is done.
+    fn touched(&mut self, path: &Path, complete: bool) {
         if self.open.contains_key(path) {
-            self.pending.insert(path.to_path_buf(), Instant::now() + QUIET);
+            let due = Instant::now() + if complete { COMPLETE } else { QUIET };
+            self.pending.insert(path.to_path_buf(), due);
         }
     }
 
@@ -243,7 +249,8 @@ mod inotify {
                 continue;
             }
             let (Some(dir), Some(name)) = (by_wd.get(&event.wd()), event.file_name()) else { continue };
-            files.touched(&dir.join(OsStr::from_bytes(name.to_bytes())));
+            let complete = event.events().intersects(ReadFlags::CLOSE_WRITE | ReadFlags::MOVED_TO);
+            files.touched(&dir.join(OsStr::from_bytes(name.to_bytes())), complete);
         }
     }
 
@@ -302,12 +309,15 @@ mod tests {
     fn only_open_files_are_read_and_each_once_when_due() {
         let mut files = Files::default();
         files.apply(Command::Add(PathBuf::from("/w/a")));
-        files.touched(Path::new("/w/other"));
-        files.touched(Path::new("/w/a"));
-        files.touched(Path::new("/w/a"));
+        files.touched(Path::new("/w/other"), true);
+        files.touched(Path::new("/w/a"), false);
+        files.touched(Path::new("/w/a"), false);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         files.send_due(&tx);
         assert!(rx.try_recv().is_err(), "not due before the quiet time");
+        let quiet = files.pending[Path::new("/w/a")];
+        files.touched(Path::new("/w/a"), true);
+        assert!(files.pending[Path::new("/w/a")] < quiet, "a complete write is read sooner");
         for due in files.pending.values_mut() {
             *due = Instant::now();
         }

@@ -188,13 +188,12 @@ async fn serve(
             () = interrupted() => break,
         };
         let guard = guard.clone();
+        let handler: Handler = Arc::new(move |req| {
+            let guard = guard.clone();
+            Box::pin(async move { guard.handle(req).await })
+        });
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| {
-                let guard = guard.clone();
-                async move { Ok::<_, Infallible>(guard.handle(req).await) }
-            });
-            let conn = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-            if let Err(e) = conn.await {
+            if let Err(e) = serve_connection(stream, handler).await {
                 tracing::debug!(%peer, error = %e, "http connection ended");
             }
         });
@@ -225,7 +224,22 @@ async fn interrupted() {
     }
 }
 
-type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+/// A response body.
+pub type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
+
+/// What answers each request of a connection. Type-erased so that hyper's connection machinery
+/// is built once for every HTTP server in the binary (`tether mcp --http`, Gemini CLI's IDE
+/// companion), not once per server.
+pub type Handler = Arc<dyn Fn(Request<hyper::body::Incoming>) -> BoxFuture<'static, Response<Body>> + Send + Sync>;
+
+/// Serves one HTTP/1.1 connection (kept alive) with `handler`.
+pub async fn serve_connection(stream: tokio::net::TcpStream, handler: Handler) -> Result<(), hyper::Error> {
+    let service = hyper::service::service_fn(move |req| {
+        let answer = handler(req);
+        async move { Ok::<_, Infallible>(answer.await) }
+    });
+    hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await
+}
 
 /// The checks in front of the MCP service, and the batches it cannot read.
 struct Guard {

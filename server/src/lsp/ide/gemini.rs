@@ -25,13 +25,12 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::body::{Bytes, Frame, Incoming};
 use hyper::header::{HeaderValue, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, ORIGIN};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::claude::{resolve, view};
 use super::{locked, Decided, Ide, MAX_MESSAGE};
-use crate::mcp::http::bearer_matches;
+use crate::mcp::http::{bearer_matches, serve_connection, Body, Handler};
 
 /// The path the companion is served at.
 const ENDPOINT: &str = "/mcp";
@@ -46,16 +45,13 @@ const KEEPALIVE: Duration = Duration::from_secs(30);
 /// The most open files told: the CLI keeps ten.
 const MAX_OPEN_FILES: usize = 10;
 
-type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
-
 /// Serves one connection (HTTP/1.1, kept alive).
 pub(super) async fn connection(ide: Arc<Ide>, stream: tokio::net::TcpStream) {
-    let service = hyper::service::service_fn(move |req| {
+    let handler: Handler = Arc::new(move |req| {
         let ide = ide.clone();
-        async move { Ok::<_, Infallible>(handle(&ide, req).await) }
+        Box::pin(async move { handle(&ide, req).await })
     });
-    let served = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-    if let Err(e) = served.await {
+    if let Err(e) = serve_connection(stream, handler).await {
         tracing::debug!(error = %e, "a Gemini CLI connection ended");
     }
 }
@@ -174,20 +170,22 @@ async fn post(ide: &Arc<Ide>, message: &Value) -> Response<Body> {
     }
 }
 
-/// The tools: the diff tools only where the editor shows tether's review.
+/// The diff tools, listed only where the editor shows tether's review (parsed when asked for: a
+/// `json!` of the same costs the binary far more than this text).
+const TOOLS: &str = r#"[
+{"name": "openDiff", "description": "Show a proposed change to a file for review in the editor",
+ "inputSchema": {"type": "object", "properties": {"filePath": {"type": "string"}, "newContent": {"type": "string"}},
+  "required": ["filePath", "newContent"]}},
+{"name": "closeDiff", "description": "Close a proposal shown for review; answers the text it showed",
+ "inputSchema": {"type": "object", "properties": {"filePath": {"type": "string"},
+  "suppressNotification": {"type": "boolean"}}, "required": ["filePath"]}}
+]"#;
+
 fn tools(ide: &Ide) -> Value {
     if !ide.shared.caps().review {
         return json!([]);
     }
-    let path = json!({"type": "string", "description": "The file's absolute path"});
-    json!([
-        {"name": "openDiff", "description": "Show a proposed change to a file for review in the editor",
-         "inputSchema": {"type": "object", "properties": {"filePath": path, "newContent": {"type": "string"}},
-                         "required": ["filePath", "newContent"]}},
-        {"name": "closeDiff", "description": "Close a proposal shown for review; answers the text it showed",
-         "inputSchema": {"type": "object", "properties": {"filePath": path, "suppressNotification": {"type": "boolean"}},
-                         "required": ["filePath"]}},
-    ])
+    serde_json::from_str(TOOLS).unwrap_or_default()
 }
 
 /// Shows the proposal and answers at once; the decision follows as a notification.
