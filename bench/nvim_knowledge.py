@@ -2,7 +2,7 @@
 """The editor's knowledge in a real Neovim beside basedpyright: how long an edit takes to answer
 with its diagnostics, and what going through tether costs a definition or references request.
 
-Usage: bench/nvim_knowledge.py [--edits N] [--lookups N]
+Usage: bench/nvim_knowledge.py [--edits N] [--lookups N] [--ruff RUFF]
 
 A headless Neovim 0.11 with tether's plugin (tests/nvim/init.lua, TETHER_PLUGIN=1) and
 basedpyright (scripts/install-basedpyright) opens a two-file Python project (util.py defines
@@ -17,6 +17,11 @@ basedpyright (scripts/install-basedpyright) opens a two-file Python project (uti
 - Lookups: --lookups (20) rounds of `definition` (main.py, the call of `greet`) and `references`
   (util.py, its definition) through tether, each against the same request sent straight to
   basedpyright from Neovim (`client:request_sync`, what `vim.lsp.buf_request_sync` does), in turn.
+
+- With --ruff: --edits edits of a file that Ruff's language server lints, alternately using an
+  undefined name and taking it out. Neovim pulls Ruff's diagnostics (`textDocument/diagnostic`),
+  an answer whole for its version, so tether takes it at once; each edit must come back
+  `settled` with the right error count. Against the same pull sent straight to Ruff.
 
 Environment: TETHER_BIN (default target/release/tether), TETHER_NVIM (default nvim),
 TETHER_BASEDPYRIGHT (default: installed by scripts/install-basedpyright).
@@ -93,16 +98,70 @@ def after_change(result: dict) -> dict:
 
 
 def summary(name: str, times: list[float]):
+    if not times:
+        return
     times = sorted(times)
     p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
     print(f"{name:42} n={len(times):3}  median {statistics.median(times):7.1f} ms  p95 {p95:7.1f} ms")
+
+
+def pulled(edits: int, ruff: str) -> None:
+    """Edits answered with diagnostics a server whose diagnostics Neovim pulls (Ruff): each answer
+    to `textDocument/diagnostic` is whole for its version, so tether takes it at once instead of
+    waiting for the report to stay unchanged 300 ms. Against Ruff's own time for the same pull,
+    asked straight from Neovim."""
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="tether-bench-"))
+    root = tmp / "proj"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "lint.py").write_text("x = 1\n")
+    home = tmp / "home"
+    home.mkdir()
+    editor = Editor(root, home, "lint.py", plugin=True, env={"TETHER_RUFF": ruff})
+    try:
+        editor.lua(TIMED)
+        deadline = time.monotonic() + 60
+        while not editor.lua(
+            "local b = vim.api.nvim_get_current_buf()"
+            " local c = vim.lsp.get_clients({bufnr = b, name = 'ruff'})[1]"
+            " local s = require('tether.diagnostics').pulled[b]"
+            " return c ~= nil and s ~= nil and s[c.id] == true"
+        ):
+            if time.monotonic() > deadline:
+                raise SystemExit("Neovim never pulled Ruff's diagnostics of lint.py")
+            time.sleep(0.05)
+        edited, direct = [], []
+        for i in range(edits):
+            old, new = ("x = 1", "x = y") if i % 2 == 0 else ("x = y", "x = 1")
+            ms, result = tool(editor, "edit_file", path="lint.py", old_string=old, new_string=new)
+            assert result["isError"] is False, result
+            report = after_change(result)
+            assert report["status"] == "settled" and report["errors"] == (1 if new == "x = y" else 0), report
+            edited.append(ms)
+            d = editor.lua(
+                "local b = vim.api.nvim_get_current_buf()"
+                " local c = vim.lsp.get_clients({bufnr = b, name = 'ruff'})[1]"
+                " local t0 = vim.uv.hrtime()"
+                " local r = c:request_sync('textDocument/diagnostic',"
+                "   {textDocument = vim.lsp.util.make_text_document_params(b)}, 5000, b)"
+                " return {ms = (vim.uv.hrtime() - t0) / 1e6, ok = r ~= nil and r.err == nil}"
+            )
+            assert d["ok"], d
+            direct.append(d["ms"])
+        summary("edit_file with Ruff's pulled diagnostics", edited)
+        summary("Ruff's own pull, straight from Neovim", direct)
+    finally:
+        editor.close()
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--edits", type=int, default=20)
     ap.add_argument("--lookups", type=int, default=20)
+    ap.add_argument("--ruff", help="Ruff's `ruff` binary: also time edits answered with its pulled diagnostics")
     opts = ap.parse_args()
+    if opts.ruff:
+        pulled(opts.edits, opts.ruff)
 
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="tether-bench-"))
     root = tmp / "proj"

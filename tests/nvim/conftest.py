@@ -143,6 +143,15 @@ class Editor:
         self.log.close()
 
 
+def ruff_bin() -> str:
+    """Ruff (its language server is `ruff server`): TETHER_RUFF, else the one tests/requirements.txt
+    installs beside this Python."""
+    path = os.environ.get("TETHER_RUFF") or str(pathlib.Path(sys.executable).parent / "ruff")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"no ruff at {path}; install tests/requirements.txt or set TETHER_RUFF")
+    return path
+
+
 def basedpyright_bin() -> str:
     """basedpyright's language server: TETHER_BASEDPYRIGHT, else the one scripts/install-basedpyright
     installs into the cache (once)."""

@@ -86,6 +86,17 @@ if (vim.env.TETHER_BASEDPYRIGHT or "") ~= "" then
   vim.lsp.enable("basedpyright")
 end
 
+-- Or Ruff's language server when TETHER_RUFF names its `ruff`: a server whose diagnostics Neovim
+-- pulls (`textDocument/diagnostic`), each answer whole for the version it was asked at.
+if (vim.env.TETHER_RUFF or "") ~= "" then
+  vim.lsp.config("ruff", {
+    cmd = { vim.env.TETHER_RUFF, "server" },
+    filetypes = { "python" },
+    root_markers = { "pyproject.toml", ".git" },
+  })
+  vim.lsp.enable("ruff")
+end
+
 -- Or pylsp (Debian's python3-pylsp with pyflakes) when TETHER_PYLSP names it: a language server
 -- that publishes diagnostics without a version.
 if (vim.env.TETHER_PYLSP or "") ~= "" then

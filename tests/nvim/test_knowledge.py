@@ -10,7 +10,7 @@ import re
 import pytest
 
 from assistant import text_of_sdk
-from conftest import Editor, basedpyright_bin, text_of, wait_until
+from conftest import Editor, basedpyright_bin, ruff_bin, text_of, wait_until
 from editor_support import attach_assistant
 
 UTIL = 'def greet(name: str) -> str:\n    """Return a greeting."""\n    return "hello " + name\n'
@@ -65,6 +65,44 @@ def after_change(content: list) -> list:
         if "diagnostics_after_change" in text:
             return json.loads(text)["diagnostics_after_change"]
     raise AssertionError(f"no diagnostics_after_change in {content}")
+
+
+def test_an_edit_is_answered_with_the_diagnostics_neovim_pulled_for_its_version(tmp_path):
+    """Ruff's language server answers Neovim's pulls (`textDocument/diagnostic`), each whole for
+    the version it was asked at: the plugin says so (`complete`), and tether takes the report of
+    the edit's version as it comes, without waiting for it to stay unchanged."""
+    root = tmp_path / "lint"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "lint.py").write_text("x = 1\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    e = Editor(root, home, "lint.py", plugin=True, env={"TETHER_RUFF": ruff_bin()})
+    try:
+        wait_until("Neovim's first pull of Ruff's diagnostics", lambda: e.lua(
+            "local b = vim.api.nvim_get_current_buf()"
+            " local c = vim.lsp.get_clients({bufnr = b, name = 'ruff'})[1]"
+            " local pulled = require('tether.diagnostics').pulled[b]"
+            " return c ~= nil and pulled ~= nil and pulled[c.id] == true"
+        ), timeout=60)
+        e.lua(
+            "_G.sent = {}"
+            " local compat = require('tether.compat')"
+            " local notify = compat.notify"
+            " compat.notify = function(client, method, params)"
+            "   if method == 'tether/publishDiagnostics' then table.insert(_G.sent, params) end"
+            "   return notify(client, method, params)"
+            " end"
+        )
+        r = e.call("edit_file", path="lint.py", old_string="x = 1", new_string="x = y")
+        (report,) = after_change(r["content"])
+        assert report["status"] == "settled" and report["errors"] == 1, report
+        (problem,) = report["introduced"]
+        assert problem["code"] == "F821" and problem["source"] == "Ruff", problem
+        sent = [p for p in e.lua("return _G.sent") if p["version"] == report["version"]]
+        assert sent and all(p["complete"] is True for p in sent), sent
+    finally:
+        e.close()
 
 
 def test_an_edit_reports_the_type_error_it_introduces_and_diagnostics_lists_it(editor):

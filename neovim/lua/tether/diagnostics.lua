@@ -27,6 +27,12 @@ local M = {}
 ---@type table<integer, table<integer, integer>>
 M.stamps = {}
 
+---Whether a server's recorded version came from a pull (`pulled[bufnr][client_id]`): an answer
+---to `textDocument/diagnostic` is whole for its version, where pushed diagnostics may come in
+---parts (syntax first, then types) for one version.
+---@type table<integer, table<integer, boolean>>
+M.pulled = {}
+
 ---What was last sent to each tether client for each URI (JSON), to send a change only once.
 ---@type table<integer, table<string, string>>
 local sent = {}
@@ -57,7 +63,8 @@ end
 ---@param uri string
 ---@param client_id integer
 ---@param version? integer|vim.NIL the version, if it is known
-local function stamp(uri, client_id, version)
+---@param pulled boolean whether the diagnostics were pulled
+local function stamp(uri, client_id, version, pulled)
   local fname = vim.uri_to_fname(uri)
   if vim.fn.bufexists(fname) == 0 then
     return
@@ -65,6 +72,8 @@ local function stamp(uri, client_id, version)
   local bufnr = vim.fn.bufadd(fname)
   M.stamps[bufnr] = M.stamps[bufnr] or {}
   M.stamps[bufnr][client_id] = type(version) == "number" and version or -1
+  M.pulled[bufnr] = M.pulled[bufnr] or {}
+  M.pulled[bufnr][client_id] = pulled
   M.schedule(bufnr)
 end
 
@@ -82,7 +91,7 @@ function M.install()
     local results = { on_publish(err, params, ctx, ...) }
     if params and params.uri and ctx and ctx.client_id then
       -- Only the version the server stated: without one, not known.
-      stamp(params.uri, ctx.client_id, params.version)
+      stamp(params.uri, ctx.client_id, params.version, false)
     end
     return unpack(results)
   end
@@ -93,7 +102,7 @@ function M.install()
       local uri = vim.tbl_get(ctx or {}, "params", "textDocument", "uri")
       if err == nil and result and uri and ctx.client_id then
         -- Pulled diagnostics (also an `unchanged` report) hold for the version requested.
-        stamp(uri, ctx.client_id, ctx.version)
+        stamp(uri, ctx.client_id, ctx.version, true)
       end
       return unpack(results)
     end
@@ -111,6 +120,9 @@ function M.install()
       local client_id = args.data and args.data.client_id
       if M.stamps[args.buf] and client_id then
         M.stamps[args.buf][client_id] = nil
+        if M.pulled[args.buf] then
+          M.pulled[args.buf][client_id] = nil
+        end
         M.schedule(args.buf)
       end
     end,
@@ -160,6 +172,7 @@ function M.params(bufnr)
   local diagnostics = {}
   local reported = false
   local version ---@type integer|false|nil
+  local whole = true
   for _, id in ipairs(sources(bufnr)) do
     local client = vim.lsp.get_client_by_id(id)
     if not (client and is_tether(client)) then
@@ -176,6 +189,7 @@ function M.params(bufnr)
       local v = (M.stamps[bufnr] or {})[id]
       if #found > 0 or v then
         reported = true
+        whole = whole and (M.pulled[bufnr] or {})[id] == true
         if not v or v < 0 then
           version = false -- diagnostics of unknown age
         elseif version ~= false and (version == nil or v < version) then
@@ -204,6 +218,8 @@ function M.params(bufnr)
     version = version or vim.NIL,
     positionEncoding = "utf-8",
     diagnostics = diagnostics,
+    -- Every server's diagnostics were pulled: no later part comes for this version.
+    complete = version ~= nil and reported and whole,
   },
     reported
 end

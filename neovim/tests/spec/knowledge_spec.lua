@@ -130,6 +130,7 @@ H.test("diagnostics reach tether with the version the server stated, and the old
       return p.message
     end, file.problems)
   )
+  H.eq(false, require("tether.diagnostics").params(bufnr).complete, "pushed diagnostics may come in parts")
 
   -- A second server that has reported on an older version holds the buffer's version back.
   local _, publish_b = fake_server("fake-b", bufnr)
@@ -222,6 +223,7 @@ H.test("pulled diagnostics carry the version they were asked for, not the one th
   end, "tether to hold the pulled report")
   H.eq(version, file.version, "the version asked for")
   assert(vim.lsp.util.buf_versions[bufnr] > version, "the buffer moved on")
+  H.eq(true, require("tether.diagnostics").params(bufnr).complete, "a pulled answer is whole for its version")
 end)
 
 H.test("editor context: each file window with its cursor, the current one active and first", function()

@@ -42,6 +42,9 @@ pub const MAX_WAIT: Duration = Duration::from_secs(10);
 struct Entry {
     report: Reported,
     at: Instant,
+    /// The editor says no later part will come for its version (every server's diagnostics in it
+    /// were pulled: an answer to `textDocument/diagnostic` is whole): it settles at once.
+    complete: bool,
 }
 
 /// Every document's diagnostics as last forwarded, by real path.
@@ -63,9 +66,10 @@ impl Diagnostics {
         self.reports.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Replaces a document's diagnostics.
-    pub fn publish(&self, report: Reported) {
-        self.lock().insert(report.path.clone(), Entry { report, at: Instant::now() });
+    /// Replaces a document's diagnostics; `complete` when no later part will come for the
+    /// report's version.
+    pub fn publish(&self, report: Reported, complete: bool) {
+        self.lock().insert(report.path.clone(), Entry { report, at: Instant::now(), complete });
         self.ticks.send_modify(|t| *t += 1);
     }
 
@@ -82,8 +86,8 @@ impl Diagnostics {
     }
 
     /// Waits until each of `docs` (a real path and the version its change was made against) has
-    /// a report for a later version that then stayed unchanged for [`QUIET`], or until `wait`
-    /// ran out. Returns each document's fresh report, `None` when none came in time.
+    /// a report for a later version that then stayed unchanged for [`QUIET`] (or that the editor
+    /// said is whole: no quiet period then), or until `wait` ran out. Returns each document's fresh report, `None` when none came in time.
     ///
     /// Only a report stamped with a later version counts: the editor stamps a report with the
     /// version it is known to cover (the language server stated it, or the editor pulled the
@@ -105,7 +109,7 @@ impl Diagnostics {
                         let e = reports.get(path).filter(|e| e.report.version.is_some_and(|v| v > *base))?;
                         // At the deadline, a fresh report still within its quiet period is taken
                         // too: it is for the changed version, only perhaps not the last word.
-                        if late || now >= e.at + QUIET {
+                        if late || e.complete || now >= e.at + QUIET {
                             Some(e.report.clone())
                         } else {
                             next = next.min(e.at + QUIET);
@@ -297,7 +301,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn settles_only_on_a_later_version_after_a_quiet_period() {
         let d = std::sync::Arc::new(Diagnostics::default());
-        d.publish(report(3));
+        d.publish(report(3), false);
         let docs = vec![(PathBuf::from("/w/a.py"), 3)];
         // A report for the version the change was made against is not the change's result.
         let got = d.settle(&docs, Duration::from_secs(1)).await;
@@ -306,13 +310,28 @@ mod tests {
         let waiter =
             tokio::spawn(async move { d2.settle(&[(PathBuf::from("/w/a.py"), 3)], Duration::from_secs(3)).await });
         tokio::time::sleep(Duration::from_millis(100)).await;
-        d.publish(report(4));
+        d.publish(report(4), false);
         tokio::time::sleep(Duration::from_millis(100)).await;
         let mut later = report(4);
         later.problems.push(problem(0, Severity::Error, "late"));
-        d.publish(later.clone());
+        d.publish(later.clone(), false);
         let got = waiter.await.expect("join");
         assert_eq!(got, vec![Some(later)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_whole_report_of_a_later_version_settles_at_once() {
+        let d = std::sync::Arc::new(Diagnostics::default());
+        d.publish(report(3), true);
+        let d2 = d.clone();
+        let start = Instant::now();
+        let waiter =
+            tokio::spawn(async move { d2.settle(&[(PathBuf::from("/w/a.py"), 3)], Duration::from_secs(3)).await });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        d.publish(report(4), true);
+        let got = waiter.await.expect("join");
+        assert_eq!(got, vec![Some(report(4))]);
+        assert!(start.elapsed() < Duration::from_millis(100) + QUIET, "no quiet period: {:?}", start.elapsed());
     }
 
     fn unversioned(problems: Vec<Problem>) -> Reported {
@@ -325,7 +344,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_report_of_unknown_version_never_settles_however_late_it_comes() {
         let d = std::sync::Arc::new(Diagnostics::default());
-        d.publish(unversioned(vec![]));
+        d.publish(unversioned(vec![]), false);
         let since = Instant::now();
         let path = PathBuf::from("/w/a.py");
         assert_eq!(d.unversioned_since(&path, since), None, "the report before the call is not news");
@@ -333,14 +352,14 @@ mod tests {
         let waiter =
             tokio::spawn(async move { d2.settle(&[(PathBuf::from("/w/a.py"), 3)], Duration::from_secs(3)).await });
         tokio::time::sleep(Duration::from_millis(50)).await;
-        d.publish(unversioned(vec![]));
+        d.publish(unversioned(vec![]), false);
         tokio::time::sleep(Duration::from_millis(500)).await;
         let late = unversioned(vec![problem(7, Severity::Error, "undefined name 'x'")]);
-        d.publish(late.clone());
+        d.publish(late.clone(), false);
         assert_eq!(waiter.await.expect("join"), vec![None], "pending after the whole wait");
         assert_eq!(d.unversioned_since(&path, since), Some(late), "the latest report, for what it says");
         // A report stamped with a version says which text it covers: it is never "unversioned".
-        d.publish(report(3));
+        d.publish(report(3), false);
         assert_eq!(d.unversioned_since(&path, since), None);
     }
 

@@ -192,6 +192,11 @@ pub struct PublishDiagnosticsParams {
     pub position_encoding: Option<String>,
     /// The document's diagnostics, whole.
     pub diagnostics: Vec<Diagnostic>,
+    /// No later part will come for `version`: every language server's diagnostics in it were
+    /// pulled (`textDocument/diagnostic` answers whole), so tether takes the report at once
+    /// instead of waiting for the document's diagnostics to stay unchanged.
+    #[serde(default)]
+    pub complete: bool,
 }
 
 /// `tether/editorContext` (server to client).

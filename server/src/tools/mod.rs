@@ -178,11 +178,23 @@ pub fn find(name: &str) -> Option<&'static Tool> {
 }
 
 /// The JSON schema of an arguments type, with every subschema inlined.
+///
+/// Only the call for `A` is generic: the generator and the finishing are built once, not once
+/// per arguments type (there are dozens).
 pub fn schema_of<A: JsonSchema>() -> Value {
+    finish_schema(schema_generator().into_root_schema_for::<A>())
+}
+
+#[inline(never)]
+fn schema_generator() -> schemars::generate::SchemaGenerator {
     let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
         s.inline_subschemas = true;
     });
-    let schema = settings.into_generator().into_root_schema_for::<A>();
+    settings.into_generator()
+}
+
+#[inline(never)]
+fn finish_schema(schema: schemars::Schema) -> Value {
     let mut v = serde_json::to_value(schema).unwrap_or(Value::Null);
     if let Some(o) = v.as_object_mut() {
         o.remove("$schema");
