@@ -178,7 +178,8 @@ pub struct LspArgs {
     /// Do not serve the bridge socket that lets `tether mcp` attach to this editor.
     #[arg(long)]
     pub no_bridge: bool,
-    /// Do not serve Claude Code's IDE protocol (no lock file in Claude Code's `ide/` folder).
+    /// Do not serve the assistant CLIs' IDE protocols (Claude Code's, Gemini CLI's companion): no
+    /// discovery file in their folders.
     #[arg(long)]
     pub no_ide: bool,
     #[command(flatten)]
