@@ -59,7 +59,26 @@ def review_shown(editor) -> bool:
     )
 
 
-def run_gemini(editor, tmp_path, pid: int, stub: ModelStub) -> subprocess.Popen:
+class Gemini:
+    """A running `gemini -p`, its stderr read as it comes (`--debug` says when the IDE's tools are
+    known)."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc = proc
+        self.err: list[str] = []
+        self.reader = threading.Thread(target=lambda: self.err.extend(proc.stderr), daemon=True)
+        self.reader.start()
+
+    def ide_ready(self) -> bool:
+        return any("Discovered 2 tools from IDE" in line for line in self.err)
+
+    def finish(self, timeout: float) -> tuple[str, str]:
+        out = self.proc.stdout.read() if self.proc.wait(timeout=timeout) is not None else ""
+        self.reader.join(5)
+        return out, "".join(self.err)
+
+
+def run_gemini(editor, tmp_path, pid: int, stub: ModelStub) -> Gemini:
     """`gemini -p` with the IDE integration on. In `-p` an edit is approved without asking
     (`yolo`) or refused, and only an edit that asks is shown in the IDE: a BeforeTool hook answers
     "ask", and the IDE's answer is the only one that comes. `GEMINI_CLI_IDE_PID` names tether's
@@ -85,7 +104,8 @@ def run_gemini(editor, tmp_path, pid: int, stub: ModelStub) -> subprocess.Popen:
                REMOTE_CONTAINERS="1")
     args = [assistant_bin("gemini-cli", "TETHER_GEMINI"), "-m", "gemini-2.5-pro", "-p", PROMPT,
             "--approval-mode", "yolo", "--output-format", "json", "--debug"]
-    return subprocess.Popen(args, cwd=editor.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return Gemini(subprocess.Popen(args, cwd=editor.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True))
 
 
 def test_gemini_clis_edit_is_reviewed_in_neovim_and_lands_with_the_unsaved_text(editor, tmp_path):
@@ -94,24 +114,28 @@ def test_gemini_clis_edit_is_reviewed_in_neovim_and_lands_with_the_unsaved_text(
     assert fields["workspacePath"] == str(editor.root) and fields["ideInfo"]["name"] == "tether"
     assert len(fields["authToken"]) == 64
     editor.type_at(1, 0, "# unsaved\n")
+    # `-p` does not wait for its IDE connection before asking the model: the model's first answer
+    # waits for it here, so that the edit meets a connected IDE.
+    gemini = None
     stub = ModelStub([
         {"tool": "replace", "input": {"file_path": str(main), "old_string": "return 1", "new_string": "return 2",
                                       "instruction": "Return 2."}},
         {"text": "main returns 2 now"},
-    ])
+    ], gate=lambda: gemini is not None and gemini.ide_ready())
     gemini = run_gemini(editor, tmp_path, pid, stub)
     try:
-        wait_until("the review tab", lambda: review_shown(editor) or gemini.poll() is not None, timeout=90)
-        assert gemini.poll() is None, gemini.communicate()
+        wait_until("the review tab", lambda: review_shown(editor) or gemini.proc.poll() is not None, timeout=90)
+        assert gemini.proc.poll() is None, gemini.finish(10)
         assert editor.nvim.current.buffer[:] == ["# unsaved", "def main():", "    return 2"], \
             "the proposal on top of the unsaved text"
         editor.nvim.input("fa")
-        out, err = gemini.communicate(timeout=60)
+        out, err = gemini.finish(60)
     finally:
-        if gemini.poll() is None:
-            gemini.kill()
+        if gemini.proc.poll() is None:
+            gemini.proc.kill()
         stub.close()
-    assert gemini.returncode == 0, err
+    assert gemini.proc.returncode == 0, err
+    assert gemini.ide_ready(), "the CLI found tether's openDiff and closeDiff"
     merged = "# unsaved\ndef main():\n    return 2\n"
     assert main.read_text() == merged, "Gemini CLI wrote the accepted text"
     wait_until("the write merged into the buffer", lambda: buffer_text(editor, main) == merged)
