@@ -112,6 +112,25 @@ describe("benchmarks", () => {
     if (main.getText().includes("message: number")) {
       await toggle(1, false)();
     }
+    // The same edits on a document with unsaved changes: nothing is saved, so the difference is
+    // the save of a clean document after each edit.
+    {
+      const dirty = new vscode.WorkspaceEdit();
+      dirty.insert(main.uri, new vscode.Position(0, 0), "// unsaved\n");
+      await vscode.workspace.applyEdit(dirty);
+      out.editWithoutDiagnosticsUnsaved = stats(
+        await measure(async (i) => {
+          await toggle(i, false)();
+        }),
+      );
+      if (main.getText().includes("message: number")) {
+        await toggle(1, false)();
+      }
+      const undo = new vscode.WorkspaceEdit();
+      undo.delete(main.uri, new vscode.Range(0, 0, 1, 0));
+      await vscode.workspace.applyEdit(undo);
+      await main.save();
+    }
 
     // A file that had a problem and has none: an edit that keeps it free of problems. VS Code's
     // TypeScript support reports nothing when a file's problems stay none.
