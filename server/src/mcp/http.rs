@@ -24,7 +24,6 @@
 //! widen the sandbox.
 
 use std::collections::HashSet;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -34,7 +33,6 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
 use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use rmcp::model::{ErrorData, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -43,6 +41,7 @@ use serde_json::Value;
 use subtle::ConstantTimeEq as _;
 
 use super::batch::{self, Element};
+pub use super::serve::{serve_connection, Body, Handler};
 use super::{Answer, BoxFuture, DiskHost, Host, McpServer, ToolCall};
 use crate::config::Config;
 use crate::profiles;
@@ -222,23 +221,6 @@ async fn interrupted() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-}
-
-/// A response body.
-pub type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
-
-/// What answers each request of a connection. Type-erased so that hyper's connection machinery
-/// is built once for every HTTP server in the binary (`tether mcp --http`, Gemini CLI's IDE
-/// companion), not once per server.
-pub type Handler = Arc<dyn Fn(Request<hyper::body::Incoming>) -> BoxFuture<'static, Response<Body>> + Send + Sync>;
-
-/// Serves one HTTP/1.1 connection (kept alive) with `handler`.
-pub async fn serve_connection(stream: tokio::net::TcpStream, handler: Handler) -> Result<(), hyper::Error> {
-    let service = hyper::service::service_fn(move |req| {
-        let answer = handler(req);
-        async move { Ok::<_, Infallible>(answer.await) }
-    });
-    hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await
 }
 
 /// The checks in front of the MCP service, and the batches it cannot read.

@@ -12,6 +12,7 @@ pub mod json;
 pub mod memory;
 pub mod remote;
 mod roots;
+mod serve;
 mod transport;
 
 pub use transport::{LineTransport, MAX_MESSAGE_BYTES};

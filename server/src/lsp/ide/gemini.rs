@@ -69,8 +69,8 @@ fn json_response(value: &Value) -> Response<Body> {
     r
 }
 
-fn event(text: &str) -> Bytes {
-    Bytes::from(format!("event: message\ndata: {text}\n\n"))
+fn event(text: &str) -> String {
+    format!("event: message\ndata: {text}\n\n")
 }
 
 fn event_stream(body: Body) -> Response<Body> {
@@ -142,11 +142,7 @@ async fn post(ide: &Arc<Ide>, message: &Value) -> Response<Body> {
             let Some(context) = context_update(ide).await else { return json_response(&result) };
             let context = json!({"jsonrpc": "2.0", "method": "ide/contextUpdate", "params": context});
             *locked(&ide.last_context) = Some(context["params"].to_string());
-            let events = format!(
-                "{}{}",
-                String::from_utf8_lossy(&event(&context.to_string())),
-                String::from_utf8_lossy(&event(&result.to_string()))
-            );
+            let events = event(&context.to_string()) + &event(&result.to_string());
             event_stream(Full::new(Bytes::from(events)).boxed())
         }
         "tools/call" => {
@@ -266,7 +262,7 @@ impl hyper::body::Body for Events {
 
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match self.rx.poll_recv(cx) {
-            Poll::Ready(Some(text)) => Poll::Ready(Some(Ok(Frame::data(event(&text))))),
+            Poll::Ready(Some(text)) => Poll::Ready(Some(Ok(Frame::data(Bytes::from(event(&text)))))),
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => match self.keepalive.poll_tick(cx) {
                 Poll::Ready(_) => Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(b": keepalive\n\n"))))),

@@ -147,38 +147,35 @@ impl Kind {
     }
 }
 
-/// A live server already serving one of `roots` (not this process), if any: what stops this one
-/// from publishing. Another integration comes before another tether.
-pub fn serving(kind: Kind, dir: &Path, roots: &[PathBuf]) -> Option<(PathBuf, Entry)> {
-    let me = std::process::id();
+/// The live servers whose folders overlap `roots`, another integration before another tether.
+fn live_servers(kind: Kind, dir: &Path, roots: &[PathBuf]) -> Vec<(PathBuf, Entry)> {
     let mut found: Vec<(PathBuf, Entry)> = kind
         .entries(dir)
-        .into_iter()
-        .filter(|(_, e)| {
-            let overlaps = e.folders.iter().any(|f| roots.iter().any(|r| r.starts_with(f) || f.starts_with(r)));
-            e.pid != me && overlaps && is_alive(e.pid)
-        })
-        .collect();
-    found.sort_by_key(|(_, e)| e.name == IDE_NAME);
-    found.into_iter().next()
-}
-
-/// Who serves `roots` to `kind`'s CLI, seen from outside the `tether lsp` of process `pid` (for
-/// `tether status`): that process itself, another server, or nobody.
-pub fn served(kind: Kind, pid: u32, roots: &[PathBuf]) -> Served {
-    let Some(dir) = kind.dir() else { return Served::Nobody };
-    let mut found: Vec<(PathBuf, Entry)> = kind
-        .entries(&dir)
         .into_iter()
         .filter(|(_, e)| {
             let overlaps = e.folders.iter().any(|f| roots.iter().any(|r| r.starts_with(f) || f.starts_with(r)));
             overlaps && is_alive(e.pid)
         })
         .collect();
+    found.sort_by_key(|(_, e)| e.name == IDE_NAME);
+    found
+}
+
+/// A live server already serving one of `roots` (not this process), if any: what stops this one
+/// from publishing. Another integration comes before another tether.
+pub fn serving(kind: Kind, dir: &Path, roots: &[PathBuf]) -> Option<(PathBuf, Entry)> {
+    let me = std::process::id();
+    live_servers(kind, dir, roots).into_iter().find(|(_, e)| e.pid != me)
+}
+
+/// Who serves `roots` to `kind`'s CLI, seen from outside the `tether lsp` of process `pid` (for
+/// `tether status`): that process itself, another server, or nobody.
+pub fn served(kind: Kind, pid: u32, roots: &[PathBuf]) -> Served {
+    let Some(dir) = kind.dir() else { return Served::Nobody };
+    let found = live_servers(kind, &dir, roots);
     if let Some((file, _)) = found.iter().find(|(_, e)| e.pid == pid) {
         return Served::Itself(file.clone());
     }
-    found.sort_by_key(|(_, e)| e.name == IDE_NAME);
     match found.into_iter().next() {
         Some((file, entry)) => Served::Other(file, entry),
         None => Served::Nobody,
