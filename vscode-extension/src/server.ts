@@ -1,7 +1,7 @@
 // The `tether lsp` client: finds the binary (or downloads the release that matches the extension),
 // starts and restarts the language client, checks that the server speaks a protocol the extension
-// works with, answers tether's requests (`tether/saveDocuments`, and those of knowledge.ts), pushes
-// diagnostics to it and counts the changes tether applies.
+// works with, answers tether's requests (`tether/saveDocuments`, and those of knowledge.ts and
+// disk.ts), pushes diagnostics to it and counts the changes tether applies.
 
 import * as os from "node:os";
 
@@ -38,6 +38,7 @@ import {
   serverHello,
   type ToolInfo,
 } from "./protocol";
+import { DiskChanges } from "./disk";
 import { DiagnosticsForwarder, registerKnowledgeHandlers } from "./knowledge";
 import type { ReviewController } from "./review";
 import { type Proposal, REVIEW } from "./reviewAnswer";
@@ -114,6 +115,7 @@ export class TetherServer implements vscode.Disposable {
   private _versionNote: string | undefined;
   private _incompatible = false;
   private downloading: Promise<string | undefined> | undefined;
+  private readonly disks: DiskChanges;
 
   /** Fires when the state, the binary or the change count changes. */
   readonly onDidChange = this.changed.event;
@@ -129,7 +131,14 @@ export class TetherServer implements vscode.Disposable {
     private readonly storage: string,
     /** The extension's version: the tether release it matches. */
     readonly extensionVersion: string,
-  ) {}
+  ) {
+    this.disks = new DiskChanges(log);
+  }
+
+  /** Changes on disk tether merged into unsaved documents (`tether/diskChange`). */
+  get diskChanges(): DiskChanges {
+    return this.disks;
+  }
 
   /** Why the server is not running (not found, incompatible, failed), when it is not. */
   get problem(): string | undefined {
@@ -288,6 +297,7 @@ export class TetherServer implements vscode.Disposable {
     client.onRequest(SAVE_DOCUMENTS, (params: SaveDocumentsParams) => this.saveDocuments(client, params));
     client.onRequest(ApplyWorkspaceEditRequest.type, (params) => this.applyEdit(client, params));
     client.onRequest(REVIEW, (params: Proposal, token: vscode.CancellationToken) => this.reviews.review(params, token));
+    this.disks.register(client);
     registerKnowledgeHandlers(client, {
       editorContext: settings.shareEditorContext,
       languageFeatures: settings.shareLanguageFeatures,
@@ -560,5 +570,6 @@ export class TetherServer implements vscode.Disposable {
   dispose(): void {
     void this.stop();
     this.changed.dispose();
+    this.disks.dispose();
   }
 }

@@ -158,6 +158,8 @@ export function clientCapabilities(s: Settings): Record<string, boolean> {
     saveDocuments: true,
     // Always: the extension answers `tether/review` whatever the setting, which may change later.
     review: true,
+    // Always: the extension handles `tether/diskChange` (disk.ts).
+    diskChanges: true,
     ...(s.shareDiagnostics ? { diagnostics: true } : {}),
     ...(s.shareEditorContext ? { editorContext: true } : {}),
     ...(s.shareLanguageFeatures ? { languageRequests: true } : {}),

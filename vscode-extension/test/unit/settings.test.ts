@@ -137,10 +137,11 @@ describe("server arguments", () => {
     assert.equal(needsRestart(DEFAULTS, asking), false, "review changes at run time");
   });
 
-  it("announces the capabilities whose sharing is on, and always saveDocuments and review", () => {
+  it("announces the capabilities whose sharing is on, and always saveDocuments, review and diskChanges", () => {
     assert.deepEqual(clientCapabilities(DEFAULTS), {
       saveDocuments: true,
       review: true,
+      diskChanges: true,
       diagnostics: true,
       editorContext: true,
       languageRequests: true,
@@ -148,12 +149,13 @@ describe("server arguments", () => {
     assert.deepEqual(clientCapabilities({ ...DEFAULTS, shareDiagnostics: false }), {
       saveDocuments: true,
       review: true,
+      diskChanges: true,
       editorContext: true,
       languageRequests: true,
     });
     assert.deepEqual(
       clientCapabilities({ ...DEFAULTS, shareDiagnostics: false, shareEditorContext: false, shareLanguageFeatures: false }),
-      { saveDocuments: true, review: true },
+      { saveDocuments: true, review: true, diskChanges: true },
     );
   });
 
