@@ -5,57 +5,20 @@ editor's dirty buffer, and tether merges what they wrote into the buffer; with t
 setup claude-code` installs, its Read sees the buffer and its Edit lands in the buffer, the disk
 untouched."""
 
-import json
-import os
-import subprocess
 import time
 
-import pytest
-
-from conftest import HERE, merge_told, no_prompt, wait_until
+import assistant_clis
+from assistant_clis import assistant_bin  # noqa: F401  (the IDE suites take it from here)
+from conftest import merge_told, no_prompt, wait_until
 from model_stub import ModelStub
 
 MAIN = "def main():\n    return 1\n"
 
 
-def assistant_bin(name: str, variable: str) -> str:
-    """The CLI `name` (`claude-code`, `gemini-cli`): `variable`, else the one scripts/install-assistants
-    installs into the cache (once)."""
-    path = os.environ.get(variable)
-    if not path:
-        script = HERE.parents[1] / "scripts" / "install-assistants"
-        try:
-            out = subprocess.run([str(script)], capture_output=True, text=True, check=True).stdout
-        except subprocess.CalledProcessError as e:
-            pytest.fail(f"could not install the assistant CLIs: {e.stderr}")
-        path = dict(line.split(" ", 1) for line in out.splitlines())[name]
-    if not os.access(path, os.X_OK):
-        pytest.fail(f"no {name} at {path}; run scripts/install-assistants or set {variable}")
-    return path
-
-
 def run_claude(editor, home, turns: list[dict]) -> ModelStub:
-    """`claude -p` in the workspace with only its built-in tools, the model scripted by `turns`;
-    it reaches the editor's tether lsp (for its hooks) through the editor's runtime folder."""
-    stub = ModelStub(turns)
-    (home / "claude").mkdir(exist_ok=True)
-    env = dict(
-        os.environ,
-        ANTHROPIC_BASE_URL=stub.url,
-        ANTHROPIC_API_KEY="sk-tether-test",
-        CLAUDE_CONFIG_DIR=str(home / "claude"),
-        HOME=str(home),
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-        DISABLE_AUTOUPDATER="1",
-        DISABLE_TELEMETRY="1",
-        XDG_RUNTIME_DIR=str(editor.runtime),
-    )
-    args = [assistant_bin("claude-code", "TETHER_CLAUDE"), "-p", "Change main to return 2.", "--model", "claude-sonnet-4-5",
-            "--permission-mode", "acceptEdits", "--strict-mcp-config", "--mcp-config", '{"mcpServers": {}}']
-    done = subprocess.run(args, cwd=editor.root, env=env, capture_output=True, text=True, timeout=180)
-    stub.close()
-    assert done.returncode == 0, done.stderr
-    return stub
+    """`claude -p` in the workspace; it reaches the editor's tether lsp (for its hooks) through the
+    editor's runtime folder."""
+    return assistant_clis.run_claude(editor.root, editor.runtime, home, turns)
 
 
 def in_the_buffer_only(editor, client: str):
@@ -107,10 +70,8 @@ def test_claude_codes_built_in_edit_lands_in_the_unsaved_buffer(plugin_editor, t
 def test_with_tether_setup_claude_codes_read_and_edit_meet_the_unsaved_buffer(plugin_editor, tmp_path):
     editor = plugin_editor
     main = editor.root / "src" / "main.py"
-    env = dict(os.environ, HOME=str(tmp_path), CLAUDE_CONFIG_DIR=str(tmp_path / "claude"))
-    setup = subprocess.run([editor.tether, "setup", "claude-code"], cwd=editor.root, env=env,
-                           capture_output=True, text=True, check=True)
-    assert "settings.json: added tether's hooks" in setup.stdout, setup.stdout
+    setup = assistant_clis.setup(editor.tether, "claude-code", editor.root, editor.runtime, tmp_path)
+    assert "settings.json: added tether's hooks" in setup, setup
     editor.type_at(1, 0, "# unsaved\n")
     stub = run_claude(editor, tmp_path, [
         {"tool": "Read", "input": {"file_path": str(main)}},
@@ -125,34 +86,14 @@ def test_with_tether_setup_claude_codes_read_and_edit_meet_the_unsaved_buffer(pl
 
 
 def run_gemini(editor, home, turns: list[dict]) -> ModelStub:
-    """`gemini -p` in the workspace, edits approved, the model scripted by `turns`; the user's
-    settings use an API key with the scripted model's address, trust every folder (so that the
-    project's settings, where `tether setup` put its hooks, are read) and send no usage data."""
-    stub = ModelStub(turns)
-    gemini_home = home / "gemini"
-    (gemini_home / ".gemini").mkdir(parents=True, exist_ok=True)
-    (gemini_home / ".gemini" / "settings.json").write_text(json.dumps({
-        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
-        "privacy": {"usageStatisticsEnabled": False},
-        "telemetry": {"enabled": False},
-        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-    }))
-    env = dict(os.environ, GEMINI_CLI_HOME=str(gemini_home), GEMINI_API_KEY="tether-test",
-               GOOGLE_GEMINI_BASE_URL=stub.url, HOME=str(home), XDG_RUNTIME_DIR=str(editor.runtime))
-    args = [assistant_bin("gemini-cli", "TETHER_GEMINI"), "-m", "gemini-2.5-pro", "-p", "Change main to return 2.",
-            "--approval-mode", "yolo", "--output-format", "json"]
-    done = subprocess.run(args, cwd=editor.root, env=env, capture_output=True, text=True, timeout=180)
-    stub.close()
-    assert done.returncode == 0, done.stderr
-    return stub
+    """`gemini -p` in the workspace, beside the editor."""
+    return assistant_clis.run_gemini(editor.root, editor.runtime, home, turns)
 
 
 def test_with_tether_setup_gemini_clis_read_and_replace_meet_the_unsaved_buffer(plugin_editor, tmp_path):
     editor = plugin_editor
-    env = dict(os.environ, HOME=str(tmp_path))
-    setup = subprocess.run([editor.tether, "setup", "gemini"], cwd=editor.root, env=env,
-                           capture_output=True, text=True, check=True)
-    assert "settings.json: added tether's hooks" in setup.stdout, setup.stdout
+    setup = assistant_clis.setup(editor.tether, "gemini", editor.root, editor.runtime, tmp_path)
+    assert "settings.json: added tether's hooks" in setup, setup
     editor.type_at(1, 0, "# unsaved\n")
     stub = run_gemini(editor, tmp_path, [
         {"tool": "read_file", "input": {"file_path": "src/main.py"}},
@@ -166,65 +107,19 @@ def test_with_tether_setup_gemini_clis_read_and_replace_meet_the_unsaved_buffer(
     in_the_buffer_only(editor, "gemini-cli")
 
 
-CODEX_CONFIG = """model = "gpt-5.5"
-model_provider = "scripted"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-check_for_update_on_startup = false
-allow_login_shell = false
-
-[model_providers.scripted]
-name = "scripted"
-base_url = "{url}/v1"
-wire_api = "responses"
-env_key = "SCRIPTED_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[features]
-plugins = false
-apps = false
-remote_plugin = false
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-
-[otel]
-exporter = "none"
-"""
-
-
 def test_with_tether_setup_codexs_apply_patch_meets_the_unsaved_buffer_and_its_sed_is_merged(plugin_editor, tmp_path):
     editor = plugin_editor
     main = editor.root / "src" / "main.py"
-    stub = ModelStub([
+    setup = assistant_clis.setup(editor.tether, "codex", editor.root, editor.runtime, tmp_path)
+    assert "hooks.json: added tether's hooks" in setup, setup
+    editor.type_at(1, 0, "# unsaved\n")
+    time.sleep(1.1)  # sed's write gets a modification time of its own
+    stub = assistant_clis.run_codex(editor.root, editor.runtime, tmp_path, [
         {"tool": "apply_patch", "input": "*** Begin Patch\n*** Update File: src/main.py\n@@\n def main():\n"
                                          "-    return 1\n+    return 2\n*** End Patch\n"},
         {"tool": "exec_command", "input": {"cmd": "sed -i 's/def main/def start/' src/main.py"}},
         {"text": "main returns 2 now, and is called start"},
     ])
-    codex_home = tmp_path / "codex"
-    codex_home.mkdir()
-    # A model the CLI knows (it offers apply_patch only to those), served by the scripted model;
-    # nothing else reaches the network.
-    (codex_home / "config.toml").write_text(CODEX_CONFIG.format(url=stub.url))
-    env = dict(os.environ, HOME=str(tmp_path), CODEX_HOME=str(codex_home), SCRIPTED_API_KEY="tether-test",
-               XDG_RUNTIME_DIR=str(editor.runtime))
-    setup = subprocess.run([editor.tether, "setup", "codex"], cwd=editor.root, env=env,
-                           capture_output=True, text=True, check=True)
-    assert "hooks.json: added tether's hooks" in setup.stdout, setup.stdout
-    editor.type_at(1, 0, "# unsaved\n")
-    time.sleep(1.1)  # sed's write gets a modification time of its own
-    # Codex runs hooks only once the user trusted them; the flag stands for that review.
-    args = [assistant_bin("codex", "TETHER_CODEX"), "exec", "--ephemeral", "--skip-git-repo-check",
-            "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "-C", str(editor.root),
-            "Change main to return 2 and call it start."]
-    done = subprocess.run(args, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
-    stub.close()
-    assert done.returncode == 0, done.stderr
     patched, sed = stub.tool_results()
     assert "Command blocked by PreToolUse hook: tether applied this patch" in patched, patched
     assert "Process exited with code 0" in sed, sed

@@ -64,9 +64,13 @@ const resultsFile = path.join(tmp, "results.json");
 // tests start): tether keeps its change journal there, so a run neither reads nor adds to the
 // user's journal, nor to another run's.
 const stateHome = path.join(tmp, "state");
+// XDG_RUNTIME_DIR likewise: the extension's `tether lsp` publishes its discovery file there, and
+// the assistant CLIs the tests run (their hooks) find it there, as a user's would in theirs.
+const runtimeDir = path.join(tmp, "runtime");
 for (const d of [path.join(dataDir, "User"), path.join(dataDir, "Machine"), extensionsDir, workspace, handshake, stateHome]) {
   fs.mkdirSync(d, { recursive: true });
 }
+fs.mkdirSync(runtimeDir, { mode: 0o700 });
 const settings = JSON.stringify(
   {
     "chat.disableAIFeatures": true,
@@ -170,7 +174,10 @@ const server = spawn(
     env: {
       ...process.env,
       XDG_STATE_HOME: stateHome,
+      XDG_RUNTIME_DIR: runtimeDir,
       TETHER_BIN: tetherBin,
+      // The repository, whose tests/assistant_clis.py runs the assistant CLIs for the tests.
+      TETHER_TEST_REPO: path.dirname(here),
       TETHER_TEST_RESULTS: resultsFile,
       TETHER_TEST_HANDSHAKE: handshake,
       TETHER_TEST_SOURCE: vsix === undefined ? "setting" : "bundled",

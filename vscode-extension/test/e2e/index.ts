@@ -29,6 +29,7 @@ export async function run(): Promise<void> {
     mocha.addFile(path.join(__dirname, "review.test.js"));
     mocha.addFile(path.join(__dirname, "journal.test.js"));
     mocha.addFile(path.join(__dirname, "disk.test.js"));
+    mocha.addFile(path.join(__dirname, "assistants.test.js"));
     mocha.addFile(path.join(__dirname, "knowledge.test.js"));
     // Last: it moves the bundled binary aside and restarts the server with fakes.
     mocha.addFile(path.join(__dirname, "install.test.js"));
