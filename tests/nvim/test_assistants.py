@@ -85,6 +85,29 @@ def test_with_tether_setup_claude_codes_read_and_edit_meet_the_unsaved_buffer(pl
     in_the_buffer_only(editor, "claude-code")
 
 
+def test_with_tether_setup_claude_codes_write_of_the_unsaved_buffer_lands_in_it(plugin_editor, tmp_path):
+    editor = plugin_editor
+    main = editor.root / "src" / "main.py"
+    setup = assistant_clis.setup(editor.tether, "claude-code", editor.root, editor.runtime, tmp_path)
+    assert "settings.json: added tether's hooks" in setup, setup
+    editor.type_at(1, 0, "# unsaved\n")
+    written = "def main():\n    return 3\n"
+    stub = run_claude(editor, tmp_path, [
+        {"tool": "Read", "input": {"file_path": str(main)}},
+        {"tool": "Write", "input": {"file_path": str(main), "content": written}},
+        {"text": "main returns 3 now"},
+    ])
+    _, write = stub.tool_results()
+    assert "tether made this change in the editor's buffer" in write, write
+    wait_until("the written text in the buffer", lambda: editor.text() == written)
+    assert editor.modified()
+    assert main.read_text() == MAIN, "the file on disk is untouched"
+    editor.nvim.command("normal! u")
+    assert editor.text() == "# unsaved\n" + MAIN, "one undo step takes the write back, and only it"
+    changes = editor.call("history")["structuredContent"]["changesets"]
+    assert (changes[0]["tool"], changes[0]["client"]) == ("write_file", "claude-code"), changes
+
+
 def run_gemini(editor, home, turns: list[dict]) -> ModelStub:
     """`gemini -p` in the workspace, beside the editor."""
     return assistant_clis.run_gemini(editor.root, editor.runtime, home, turns)

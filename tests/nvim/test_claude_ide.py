@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import Editor, no_prompt, wait_until
+from conftest import Editor, no_prompt, ruff_bin, text_of, wait_until
 from model_stub import ModelStub
 from test_assistants import MAIN, assistant_bin
 
@@ -266,3 +266,47 @@ def test_the_ide_server_answers_from_the_buffers_and_only_with_the_token(editor,
     outside = client.tool("checkDocumentDirty", {"filePath": "/etc/passwd"})
     assert outside["success"] is False, outside
     assert client.tool("closeAllDiffTabs", {}) == ["CLOSED_0_DIFF_TABS"]
+
+
+def test_get_diagnostics_after_an_edit_answers_for_the_new_text(tmp_path, claude_home):
+    """Claude Code asks `getDiagnostics` right after each edit: the answer is the report of the
+    buffer's new version (Ruff's, pulled by Neovim), never the one before the edit."""
+    root = tmp_path / "lint"
+    root.mkdir()
+    (root / ".git").mkdir()
+    lint = root / "lint.py"
+    lint.write_text("x = 1\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    e = Editor(root, home, "lint.py", plugin=True,
+               env={"TETHER_RUFF": ruff_bin(), "CLAUDE_CONFIG_DIR": str(claude_home)})
+    try:
+        wait_until("Neovim's first pull of Ruff's diagnostics", lambda: e.lua(
+            "local b = vim.api.nvim_get_current_buf()"
+            " local c = vim.lsp.get_clients({bufnr = b, name = 'ruff'})[1]"
+            " local pulled = require('tether.diagnostics').pulled[b]"
+            " return c ~= nil and pulled ~= nil and pulled[c.id] == true"
+        ), timeout=60)
+        port, lock = lock_of(claude_home)
+        client = Client(port, lock["authToken"])
+        client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                      "clientInfo": {"name": "claude-code", "version": "2.1.332"}})
+        client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        uri = lint.as_uri()
+
+        def codes() -> list[str]:
+            files = client.tool("getDiagnostics", {"uri": uri})
+            return [d["code"] for f in files for d in f["diagnostics"]]
+
+        assert codes() == []
+        # An edit the assistant makes (through tether), then the question at once.
+        r = e.call("edit_file", path="lint.py", old_string="x = 1", new_string="x = y")
+        assert r["isError"] is False, r
+        assert codes() == ["F821"], "the report of the edited text, with its undefined name"
+        # And one the user makes in the buffer: once tether has it, the report before it (F821) is
+        # not the answer, though Ruff's report of the new text may not have come yet.
+        e.lua("vim.api.nvim_buf_set_lines(0, 0, 1, false, {'x = 2'})")
+        wait_until("the change to reach tether", lambda: "x = 2" in text_of(e.call("read_file", path="lint.py")))
+        assert codes() == [], "the report of the fixed text, not the stale one"
+    finally:
+        e.close()

@@ -190,6 +190,52 @@ describe("the assistants' CLIs", () => {
     await inTheDocumentOnly(doc, "gemini-cli");
   });
 
+  it("with tether setup claude-code, Claude Code's Write of the unsaved document lands in it", async () => {
+    const rel = "cli/claude_write.py";
+    const doc = await openUnsaved(rel);
+    const file = doc.uri.fsPath;
+    const written = "def main():\n    return 3\n";
+    const run = await runCli(
+      "claude-code",
+      [
+        { tool: "Read", input: { file_path: file } },
+        { tool: "Write", input: { file_path: file, content: written } },
+        { text: "main returns 3 now" },
+      ],
+      true,
+    );
+    assert.match(run.results[1] ?? "", /tether made this change in the editor's buffer/, JSON.stringify(run.results));
+    await waitFor("the written text in the document", () => doc.getText() === written);
+    assert.equal(fs.readFileSync(file, "utf8"), MAIN, "the file on disk is untouched");
+    await oneUndoStep(doc, UNSAVED + MAIN);
+    const last = (await changesets())[0];
+    assert.deepEqual([last?.tool, last?.client], ["write_file", "claude-code"]);
+  });
+
+  it("with tether setup gemini, Gemini CLI's write_file of the unsaved document lands in it", async () => {
+    const rel = "cli/gemini_write.py";
+    const doc = await openUnsaved(rel);
+    const written = "def main():\n    return 3\n";
+    const run = await runCli(
+      "gemini",
+      [
+        { tool: "read_file", input: { file_path: rel } },
+        { tool: "write_file", input: { file_path: rel, content: written } },
+        { text: "main returns 3 now" },
+      ],
+      true,
+    );
+    assert.ok(
+      run.results[1]?.startsWith("ERROR: Tool execution blocked: tether made this change in the editor's buffer"),
+      JSON.stringify(run.results),
+    );
+    await waitFor("the written text in the document", () => doc.getText() === written);
+    assert.equal(fs.readFileSync(doc.uri.fsPath, "utf8"), MAIN, "the file on disk is untouched");
+    await oneUndoStep(doc, UNSAVED + MAIN);
+    const last = (await changesets())[0];
+    assert.deepEqual([last?.tool, last?.client], ["write_file", "gemini-cli"]);
+  });
+
   it("with tether setup codex, Codex CLI's apply_patch lands in the document and its sed -i is merged", async () => {
     const rel = "cli/codex.py";
     const doc = await openUnsaved(rel);
