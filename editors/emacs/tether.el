@@ -591,10 +591,21 @@ it could not, the user is told, with the diff in *tether disk change*."
                  (file-name-nondirectory buffer-file-name)
                  (plist-get params :overlaps))))))
 
+(defun tether--disk-reload (conn params)
+  "Handle `tether/diskReload' on CONN: another program changed the file
+of a buffer without unsaved changes.  The buffer is reverted now, as
+`auto-revert-mode' would, so that it shows the file's text; a buffer
+modified meanwhile is left to Emacs's usual question."
+  (when-let ((buffer (tether--buffer-for-uri conn (plist-get params :uri))))
+    (with-current-buffer buffer
+      (unless (buffer-modified-p)
+        (revert-buffer :ignore-auto :noconfirm :preserve-modes)))))
+
 (defun tether--handle-notification (conn method params)
   "Handle the server's notification METHOD with PARAMS on CONN."
   (pcase method
     ('tether/diskChange (tether--disk-change conn params))
+    ('tether/diskReload (tether--disk-reload conn params))
     ('window/showMessage (message "tether: %s" (plist-get params :message)))
     ('window/logMessage
      (with-current-buffer (get-buffer-create "*tether log*")
@@ -631,6 +642,7 @@ it could not, the user is told, with the diff in *tether disk change*."
            :experimental (list :tether
                                (list :saveDocuments t
                                      :diskChanges t
+                                     :diskReloads t
                                      :protocolVersion
                                      tether-protocol-version))))))
 

@@ -33,6 +33,8 @@ return {
         review = true,
         -- Changes other programs make to the file of a buffer with unsaved changes.
         diskChanges = true,
+        -- Reload a buffer without unsaved changes as soon as another program changed its file.
+        diskReloads = true,
       },
     },
   },
@@ -59,6 +61,9 @@ return {
     end,
     ["tether/diskChange"] = function(...)
       return require("tether.disk").handler(...)
+    end,
+    ["tether/diskReload"] = function(...)
+      return require("tether.disk").reload(...)
     end,
     ["window/logMessage"] = function(...)
       return require("tether.log").handler(...)

@@ -157,6 +157,21 @@ def test_a_change_on_disk_is_merged_into_the_unsaved_buffer_and_saving_asks_noth
     wait_for_text(emacs, typed, "undoing the merge, and only it")
 
 
+def test_a_buffer_without_unsaved_changes_shows_the_files_new_text_at_once(emacs):
+    """Emacs reverts a changed file only with auto-revert-mode (off by default): told by tether,
+    tether-mode reverts a buffer without unsaved changes at once, and the revert is undoable."""
+    assert emacs.state()["modified"] is False
+    time.sleep(1.1)  # a modification time of its own
+    tmp = emacs.path.with_name(".notes.txt.sed")
+    tmp.write_text("alpha\nbeta\nGAMMA from sed\n")
+    os.replace(tmp, emacs.path)
+    state = wait_for_text(emacs, "alpha\nbeta\nGAMMA from sed\n")
+    assert state["modified"] is False
+    assert "changed on disk" not in emacs.screen()
+    emacs.keys("C-_")
+    wait_for_text(emacs, NOTES, "undoing the revert")
+
+
 def test_an_edit_in_a_clean_buffer_is_saved_and_still_undoable(emacs, assistant):
     result = assistant.call("edit_file", path="notes.txt", old_string="gamma", new_string="GAMMA")
 

@@ -103,3 +103,18 @@ def test_a_change_over_the_unsaved_lines_is_not_merged_and_the_user_chooses(plug
     editor.nvim.command("checktime", async_=True)
     time.sleep(0.3)
     assert no_prompt(editor)
+
+
+def test_a_buffer_without_unsaved_changes_shows_the_files_new_text_at_once(plugin_editor):
+    """Neovim reloads a changed file only when it next looks (focus, `:checktime`): told by tether,
+    the plugin looks at once, so that a clean buffer never shows text the file no longer has."""
+    editor = plugin_editor
+    main = editor.root / "src" / "main.py"
+    assert not editor.modified()
+    time.sleep(1.1)
+    write_like_sed(main, "def main():\n    return 2  # from sed\n")
+    wait_until("the buffer to show the file's new text", lambda: editor.text() == "def main():\n    return 2  # from sed\n")
+    assert not editor.modified() and no_prompt(editor)
+    # Neovim's reload is one undo step ('undoreload').
+    editor.nvim.command("normal! u")
+    assert editor.text() == MAIN

@@ -15,6 +15,10 @@
 --   gets the usual warning.
 -- - A change over the unsaved lines is not merged: the user picks, with `vim.ui.select`, to keep
 --   the buffer, to load the file, or to see tether's diff first.
+-- - A buffer without unsaved changes whose file another program changed (`tether/diskReload`) is
+--   checked at once (`:checktime`), so that it shows the file's new text now, not when Neovim next
+--   looks (focus, a shell command): with 'autoread' (Neovim's default) it reloads, as one undo
+--   step ('undoreload'); without it Neovim asks, as usual.
 
 local M = {}
 
@@ -121,6 +125,24 @@ function M.handler(_, params)
       choose(bufnr, params)
     end)
   end
+end
+
+---The `tether/diskReload` handler.
+---@param params {uri: string}
+function M.reload(_, params)
+  if type(params) ~= "table" or type(params.uri) ~= "string" then
+    return
+  end
+  local bufnr = vim.uri_to_bufnr(params.uri)
+  if not vim.api.nvim_buf_is_loaded(bufnr) then
+    return
+  end
+  vim.schedule(function()
+    -- Typed into since tether looked: Neovim's own check asks, as for any changed file.
+    if vim.api.nvim_buf_is_valid(bufnr) and not vim.bo[bufnr].modified then
+      vim.cmd.checktime(bufnr)
+    end
+  end)
 end
 
 ---Whether `path` is under one of `client`'s workspace folders.

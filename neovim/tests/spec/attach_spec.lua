@@ -22,6 +22,7 @@ H.test("the client attaches to a file buffer, rooted at the workspace, in utf-8"
     languageRequests = true,
     review = true,
     diskChanges = true,
+    diskReloads = true,
   }, client.capabilities.experimental.tether, "capabilities announced")
   H.eq({ save = "clean" }, client.config.init_options, "init_options")
 end)

@@ -20,6 +20,7 @@ H.test("nothing is announced, and the tools that need it are unsupported", funct
     languageRequests = false,
     review = true,
     diskChanges = true,
+    diskReloads = true,
   }, client.capabilities.experimental.tether)
   for _, call in ipairs({
     { "diagnostics", vim.empty_dict() },

@@ -35,6 +35,8 @@ pub struct ClientCaps {
     pub review: bool,
     /// `experimental.tether.diskChanges`: the client handles `tether/diskChange`.
     pub disk_changes: bool,
+    /// `experimental.tether.diskReloads`: the client handles `tether/diskReload`.
+    pub disk_reloads: bool,
     /// `experimental.tether.protocolVersion`: the protocol version the client speaks, when it
     /// says (clients older than the key do not).
     pub protocol: Option<u32>,
@@ -59,6 +61,7 @@ impl Default for ClientCaps {
             language_requests: false,
             review: false,
             disk_changes: false,
+            disk_reloads: false,
             protocol: None,
             writes_clean_buffers: false,
         }
@@ -87,6 +90,7 @@ impl ClientCaps {
             language_requests: ours(protocol::LANGUAGE_REQUESTS_CAPABILITY),
             review: ours(protocol::REVIEW_CAPABILITY),
             disk_changes: ours(protocol::DISK_CHANGES_CAPABILITY),
+            disk_reloads: ours(protocol::DISK_RELOADS_CAPABILITY),
             protocol: tether
                 .and_then(|t| t.get(protocol::PROTOCOL_VERSION_CAPABILITY))
                 .and_then(serde_json::Value::as_u64)
@@ -189,7 +193,7 @@ mod tests {
             "workspace": {"workspaceEdit": {"documentChanges": true, "resourceOperations": ["rename", "create"]}},
             "window": {"workDoneProgress": true},
             "general": {"positionEncodings": ["utf-8"]},
-            "experimental": {"tether": {"saveDocuments": true, "diagnostics": true, "languageRequests": true, "diskChanges": true, "protocolVersion": 3}},
+            "experimental": {"tether": {"saveDocuments": true, "diagnostics": true, "languageRequests": true, "diskChanges": true, "diskReloads": true, "protocolVersion": 3}},
         }))
         .expect("caps");
         let c = ClientCaps::new(&caps);
@@ -207,6 +211,7 @@ mod tests {
                 language_requests: true,
                 review: false,
                 disk_changes: true,
+                disk_reloads: true,
                 protocol: Some(3),
                 writes_clean_buffers: false,
             }

@@ -5,7 +5,8 @@
 //! ancestor of the buffer and the file. When the file changes (`lsp/watch.rs` says which, or the
 //! editor's `workspace/didChangeWatchedFiles`), it is read and compared:
 //! - the same as known, or the same as the buffer (the editor saved it), or the buffer has no
-//!   unsaved changes (the editor reloads it): the new text is only recorded;
+//!   unsaved changes (the editor reloads it; told at once with `tether/diskReload` when it takes
+//!   that): the new text is only recorded;
 //! - else the file's change is made in the buffer too, three ways (`journal::merge::carry`):
 //!   one versioned edit, one undo step, the unsaved text kept, recorded in the journal as a change
 //!   on disk. The editor is told (`tether/diskChange`), so that its own "changed on disk" prompt
@@ -21,7 +22,7 @@ use std::sync::Arc;
 use ropey::Rope;
 use tower_lsp::lsp_types::{MessageType, Url};
 
-use super::protocol::{DiskChange, DiskChangeParams};
+use super::protocol::{DiskChange, DiskChangeParams, DiskReload, DiskReloadParams};
 use super::shared::Shared;
 use super::sink::EditorSink;
 use super::watch::{self, Command};
@@ -59,6 +60,8 @@ pub(crate) enum Outcome {
 enum Tell {
     /// `tether/diskChange`.
     Change(DiskChangeParams),
+    /// `tether/diskReload`.
+    Reload(DiskReloadParams),
     /// A `window/showMessage` warning.
     Warning(String),
 }
@@ -117,6 +120,7 @@ impl Shared {
             };
             match tell {
                 Some(Tell::Change(params)) => self.client.send_notification::<DiskChange>(params).await,
+                Some(Tell::Reload(params)) => self.client.send_notification::<DiskReload>(params).await,
                 Some(Tell::Warning(message)) => self.client.show_message(MessageType::WARNING, message).await,
                 None => {}
             }
@@ -145,10 +149,15 @@ impl Shared {
         if known.as_ref().is_some_and(same) {
             return nothing;
         }
+        // The buffer holds the file as tether knew it: nothing unsaved.
+        let clean = known.as_ref().is_some_and(|k| *k == doc.rope) && !same(&doc.rope);
         let Some(known) = known.filter(|k| !same(&doc.rope) && *k != doc.rope) else {
-            // The editor wrote it, or has nothing unsaved and reloads it itself.
+            // The editor wrote it, or has nothing unsaved and reloads it: at once when it takes
+            // `tether/diskReload` (Neovim and Emacs reload only when they next look at the file).
             self.store.set_disk(path, Rope::from_str(&disk.text));
-            return (Outcome::Recorded, false, None);
+            let tell = (clean && self.caps().disk_reloads)
+                .then(|| Tell::Reload(DiskReloadParams { uri: doc.uri.clone(), size: disk.size, mtime: disk.mtime }));
+            return (Outcome::Recorded, false, tell);
         };
         let buffer = doc.rope.to_string();
         let merged = match carry(&known.to_string(), &disk.text, &buffer) {

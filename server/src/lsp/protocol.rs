@@ -25,6 +25,9 @@ pub const LANGUAGE_REQUEST: &str = "tether/languageRequest";
 /// Server-to-client notification: another process changed the file of an open document with
 /// unsaved changes, and tether merged that change into the buffer or could not.
 pub const DISK_CHANGE: &str = "tether/diskChange";
+/// Server-to-client notification: another process changed the file of an open document without
+/// unsaved changes; the client reloads it now.
+pub const DISK_RELOAD: &str = "tether/diskReload";
 /// Client-to-server request (debugging and tests only): a document as the server holds it.
 pub const DEBUG_DOCUMENT: &str = "tether/debugDocument";
 /// Client-to-server notification: one document's diagnostics from the editor's language servers.
@@ -32,7 +35,8 @@ pub const PUBLISH_DIAGNOSTICS: &str = "tether/publishDiagnostics";
 /// The custom methods the server handles (client to server).
 pub const SERVER_METHODS: &[&str] = &[PUBLISH_DIAGNOSTICS, DEBUG_DOCUMENT];
 /// The custom methods the server sends (server to client).
-pub const CLIENT_METHODS: &[&str] = &[SAVE_DOCUMENTS, EDITOR_CONTEXT, LANGUAGE_REQUEST, REVIEW, DISK_CHANGE];
+pub const CLIENT_METHODS: &[&str] =
+    &[SAVE_DOCUMENTS, EDITOR_CONTEXT, LANGUAGE_REQUEST, REVIEW, DISK_CHANGE, DISK_RELOAD];
 
 /// `initializationOptions` key: the save policy, `"clean"` or `"never"`.
 pub const SAVE_OPTION: &str = "save";
@@ -61,6 +65,8 @@ pub const LANGUAGE_REQUESTS_CAPABILITY: &str = "languageRequests";
 pub const REVIEW_CAPABILITY: &str = "review";
 /// `experimental.tether` key: the client handles `tether/diskChange`.
 pub const DISK_CHANGES_CAPABILITY: &str = "diskChanges";
+/// `experimental.tether` key: the client handles `tether/diskReload`.
+pub const DISK_RELOADS_CAPABILITY: &str = "diskReloads";
 /// The capability, under `experimental.tether`, giving the protocol version a side speaks: the
 /// server's in its capabilities, the client's in its own.
 pub const PROTOCOL_VERSION_CAPABILITY: &str = "protocolVersion";
@@ -156,6 +162,26 @@ pub struct DiskChangeParams {
 impl tower_lsp::lsp_types::notification::Notification for DiskChange {
     type Params = DiskChangeParams;
     const METHOD: &'static str = DISK_CHANGE;
+}
+
+/// `tether/diskReload` (server to client).
+#[derive(Debug)]
+pub enum DiskReload {}
+
+/// Parameters of `tether/diskReload`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+pub struct DiskReloadParams {
+    /// The document, as the client named it in `didOpen`.
+    pub uri: Url,
+    /// The file's size as tether read it.
+    pub size: u64,
+    /// The file's modification time as tether read it: `[seconds, nanoseconds]` since the epoch.
+    pub mtime: Option<(u64, u32)>,
+}
+
+impl tower_lsp::lsp_types::notification::Notification for DiskReload {
+    type Params = DiskReloadParams;
+    const METHOD: &'static str = DISK_RELOAD;
 }
 
 /// Parameters of `tether/debugDocument`.

@@ -142,3 +142,40 @@ async fn a_buffer_without_unsaved_changes_and_the_editors_own_save_are_left_alon
     assert!(s.client.notifications("window/showMessage").is_empty());
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_takes_reloads_is_told_to_reload_a_buffer_without_unsaved_changes() {
+    for disk_reloads in [true, false] {
+        let state = tempfile::tempdir().expect("state");
+        let mut options = test_options(Default::default(), Default::default());
+        options.config.journal =
+            Some(tether::config::JournalSettings { dir: state.path().to_owned(), max_bytes: 64 * 1024 * 1024 });
+        let mut capabilities = neovim_capabilities();
+        capabilities["experimental"]["tether"]["diskChanges"] = json!(true);
+        capabilities["experimental"]["tether"]["diskReloads"] = json!(disk_reloads);
+        let s = Session::start(Setup {
+            files: "//- a.txt\nalpha\nbeta\ngamma\ndelta\n",
+            options,
+            capabilities,
+            ..Setup::default()
+        })
+        .await;
+        s.open_from_disk("a.txt");
+        s.sync().await;
+        replace_on_disk(&s, "alpha\nbeta\ngamma\nDELTA\n");
+        if disk_reloads {
+            s.client.wait_for("tether/diskReload", |n| n.iter().any(|n| n["method"] == "tether/diskReload")).await;
+            let told = s.client.notifications("tether/diskReload");
+            assert_eq!(told.len(), 1, "{told:?}");
+            assert_eq!(told[0]["uri"], json!(s.uri("a.txt")));
+            assert_eq!(told[0]["size"], json!("alpha\nbeta\ngamma\nDELTA\n".len()));
+            assert!(told[0]["mtime"].is_array(), "{told:?}");
+        } else {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            assert!(s.client.notifications("tether/diskReload").is_empty(), "only a client that takes it is told");
+        }
+        assert!(s.client.server_requests("workspace/applyEdit").is_empty(), "nothing merged: the editor reloads");
+        assert!(s.client.notifications("tether/diskChange").is_empty());
+        s.shutdown().await;
+    }
+}

@@ -59,6 +59,7 @@ fn documented_names_are_the_code_constants() {
         key(protocol::LANGUAGE_REQUESTS_CAPABILITY),
         key(protocol::REVIEW_CAPABILITY),
         key(protocol::DISK_CHANGES_CAPABILITY),
+        key(protocol::DISK_RELOADS_CAPABILITY),
         key(protocol::PROTOCOL_VERSION_CAPABILITY),
         key(protocol::MIN_PROTOCOL_VERSION_CAPABILITY),
     ]
@@ -70,7 +71,7 @@ fn documented_names_are_the_code_constants() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_does_what_the_doc_names() {
     let s = Session::start(Setup {
-        files: "//- a.txt\nalpha\n",
+        files: "//- a.txt\nalpha\n//- b.txt\nbravo\n",
         script: editor_script(Strictness::Strict, ChangeOrder::AfterAnswer),
         // Every client capability the doc names.
         capabilities: {
@@ -148,8 +149,14 @@ async fn the_server_does_what_the_doc_names() {
     std::fs::write(s.path("a.txt"), "beta\nfrom disk\n").expect("write");
     let disk_change = protocol::DISK_CHANGE;
     s.client.wait_for(disk_change, |n| n.iter().any(|n| n["method"] == disk_change)).await;
+    // ... and under a buffer without unsaved text: told to reload.
+    s.open_from_disk("b.txt");
+    s.sync().await;
+    std::fs::write(s.path("b.txt"), "bravo\nfrom disk\n").expect("write");
+    let disk_reload = protocol::DISK_RELOAD;
+    s.client.wait_for(disk_reload, |n| n.iter().any(|n| n["method"] == disk_reload)).await;
     for method in documented("Requests from the server to the client") {
-        if method == disk_change {
+        if method == disk_change || method == disk_reload {
             assert_eq!(s.client.notifications(&method).len(), 1, "{method}");
             continue;
         }
