@@ -5,6 +5,8 @@ VS Code's extension host, in Node):
 
     python3 tests/assistant_clis.py CLI --root DIR --home DIR --turns JSON [--setup TETHER]
 
+(CLI `gemini-ide`: Gemini CLI with its IDE integration on, connected to the editor's `tether lsp`)
+
 prints one JSON object: `setup` (what `tether setup CLI` printed, with `--setup`), `returncode`,
 `stderr` and `results` (the tool results the CLI sent the model, in order). The CLI finds the
 editor's `tether lsp` the way a user's does, through the environment it is given (its
@@ -16,6 +18,8 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
+import threading
 
 from model_stub import ModelStub
 
@@ -106,6 +110,88 @@ def run_gemini(root: pathlib.Path, runtime: pathlib.Path | None, home: pathlib.P
     return stub
 
 
+class Gemini:
+    """A running `gemini -p`, its stderr read as it comes (`--debug` says when the IDE's tools are
+    known)."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc = proc
+        self.err: list[str] = []
+        self.reader = threading.Thread(target=lambda: self.err.extend(proc.stderr), daemon=True)
+        self.reader.start()
+
+    def ide_ready(self) -> bool:
+        return any("Discovered 2 tools from IDE" in line for line in self.err)
+
+    def finish(self, timeout: float) -> tuple[str, str]:
+        out = self.proc.stdout.read() if self.proc.wait(timeout=timeout) is not None else ""
+        self.reader.join(5)
+        return out, "".join(self.err)
+
+
+def start_gemini_ide(root: pathlib.Path, home: pathlib.Path, pid: int, stub: ModelStub,
+                     tmpdir: pathlib.Path | None = None) -> Gemini:
+    """`gemini -p` in `root` with the IDE integration on, started, not awaited. In `-p` an edit is
+    approved without asking (`yolo`) or refused, and only an edit that asks is shown in the IDE: a
+    BeforeTool hook answers "ask", and the IDE's answer is the only one that comes.
+    `GEMINI_CLI_IDE_PID` names tether's process (`pid`), which the CLI otherwise looks for among
+    its ancestors (it connects sooner that way: `-p` does not wait for the connection before the
+    first tool call). `tmpdir`: where the CLI looks for the discovery file (`$TMPDIR/gemini/ide`)."""
+    gemini_home = home / "gemini-home"
+    (gemini_home / ".gemini").mkdir(parents=True, exist_ok=True)
+    ask = home / "ask.sh"
+    ask.write_text("#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"ask\"}'\n")
+    ask.chmod(0o755)
+    (gemini_home / ".gemini" / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "ide": {"enabled": True},
+        "hooks": {"BeforeTool": [{"matcher": "replace|write_file",
+                                  "hooks": [{"type": "command", "command": str(ask)}]}]},
+    }))
+    env = dict(os.environ, GEMINI_CLI_HOME=str(gemini_home), GEMINI_API_KEY="tether-test",
+               GOOGLE_GEMINI_BASE_URL=stub.url, HOME=str(home), GEMINI_CLI_IDE_PID=str(pid),
+               # The CLI takes a container (`/.dockerenv`) for one without loopback to the IDE.
+               REMOTE_CONTAINERS="1")
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
+    args = [assistant_bin("gemini-cli", "TETHER_GEMINI"), "-m", "gemini-2.5-pro", "-p", PROMPT,
+            "--approval-mode", "yolo", "--output-format", "json", "--debug"]
+    return Gemini(subprocess.Popen(args, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True))
+
+
+def gemini_companion_pid(root: pathlib.Path) -> int:
+    """The pid of the `tether lsp` whose Gemini CLI discovery file (in `$TMPDIR/gemini/ide`) names
+    `root`."""
+    folder = pathlib.Path(tempfile.gettempdir()) / "gemini" / "ide"
+    for file in folder.glob("gemini-ide-server-*.json"):
+        if json.loads(file.read_text()).get("workspacePath") == str(root):
+            return int(file.stem.removeprefix("gemini-ide-server-").split("-")[0])
+    raise NoAssistant(f"no Gemini CLI discovery file in {folder} names {root}")
+
+
+def run_gemini_ide(root: pathlib.Path, runtime: pathlib.Path | None, home: pathlib.Path,
+                   turns: list[dict]) -> ModelStub:
+    """`gemini -p` with the IDE integration on, beside the editor whose `tether lsp` serves `root`,
+    to its end (the editor answers the edit's review meanwhile)."""
+    gemini = None
+    stub = ModelStub(turns, gate=lambda: gemini is not None and gemini.ide_ready())
+    gemini = start_gemini_ide(root, home, gemini_companion_pid(root), stub)
+    try:
+        out, err = gemini.finish(180)
+    finally:
+        if gemini.proc.poll() is None:
+            gemini.proc.kill()
+        stub.close()
+    stub.done = subprocess.CompletedProcess(gemini.proc.args, gemini.proc.returncode, out, err)
+    assert gemini.ide_ready(), "the CLI found tether's openDiff and closeDiff"
+    assert gemini.proc.returncode == 0, err
+    return stub
+
+
 CODEX_CONFIG = """model = "gpt-5.5"
 model_provider = "scripted"
 approval_policy = "never"
@@ -164,7 +250,8 @@ def run_codex(root: pathlib.Path, runtime: pathlib.Path | None, home: pathlib.Pa
     return stub
 
 
-RUNS = {"claude-code": (claude_env, run_claude), "gemini": (gemini_env, run_gemini), "codex": (codex_env, run_codex)}
+RUNS = {"claude-code": (claude_env, run_claude), "gemini": (gemini_env, run_gemini), "codex": (codex_env, run_codex),
+        "gemini-ide": (gemini_env, run_gemini_ide)}
 
 
 def setup(tether: str, cli: str, root: pathlib.Path, runtime: pathlib.Path | None, home: pathlib.Path) -> str:

@@ -15,9 +15,10 @@ import time
 
 import pytest
 
+import assistant_clis
 from conftest import Editor, wait_until
 from model_stub import ModelStub
-from test_assistants import MAIN, assistant_bin
+from test_assistants import MAIN
 from test_claude_ide import accepted_with_the_unsaved_text
 
 PROMPT = "Change main to return 2."
@@ -59,53 +60,10 @@ def review_shown(editor) -> bool:
     )
 
 
-class Gemini:
-    """A running `gemini -p`, its stderr read as it comes (`--debug` says when the IDE's tools are
-    known)."""
-
-    def __init__(self, proc: subprocess.Popen):
-        self.proc = proc
-        self.err: list[str] = []
-        self.reader = threading.Thread(target=lambda: self.err.extend(proc.stderr), daemon=True)
-        self.reader.start()
-
-    def ide_ready(self) -> bool:
-        return any("Discovered 2 tools from IDE" in line for line in self.err)
-
-    def finish(self, timeout: float) -> tuple[str, str]:
-        out = self.proc.stdout.read() if self.proc.wait(timeout=timeout) is not None else ""
-        self.reader.join(5)
-        return out, "".join(self.err)
-
-
-def run_gemini(editor, tmp_path, pid: int, stub: ModelStub) -> Gemini:
-    """`gemini -p` with the IDE integration on. In `-p` an edit is approved without asking
-    (`yolo`) or refused, and only an edit that asks is shown in the IDE: a BeforeTool hook answers
-    "ask", and the IDE's answer is the only one that comes. `GEMINI_CLI_IDE_PID` names tether's
-    process, which the CLI otherwise looks for among its ancestors (it connects sooner that way:
-    `-p` does not wait for the connection before the first tool call)."""
-    home = tmp_path / "gemini-home"
-    (home / ".gemini").mkdir(parents=True)
-    ask = tmp_path / "ask.sh"
-    ask.write_text("#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"ask\"}'\n")
-    ask.chmod(0o755)
-    (home / ".gemini" / "settings.json").write_text(json.dumps({
-        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
-        "privacy": {"usageStatisticsEnabled": False},
-        "telemetry": {"enabled": False},
-        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-        "ide": {"enabled": True},
-        "hooks": {"BeforeTool": [{"matcher": "replace|write_file",
-                                  "hooks": [{"type": "command", "command": str(ask)}]}]},
-    }))
-    env = dict(os.environ, GEMINI_CLI_HOME=str(home), GEMINI_API_KEY="tether-test", GOOGLE_GEMINI_BASE_URL=stub.url,
-               HOME=str(tmp_path), TMPDIR=str(editor.home / "tmp"), GEMINI_CLI_IDE_PID=str(pid),
-               # The CLI takes a container (`/.dockerenv`) for one without loopback to the IDE.
-               REMOTE_CONTAINERS="1")
-    args = [assistant_bin("gemini-cli", "TETHER_GEMINI"), "-m", "gemini-2.5-pro", "-p", PROMPT,
-            "--approval-mode", "yolo", "--output-format", "json", "--debug"]
-    return Gemini(subprocess.Popen(args, cwd=editor.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True))
+def run_gemini(editor, tmp_path, pid: int, stub: ModelStub) -> assistant_clis.Gemini:
+    """`gemini -p` with the IDE integration on, beside the editor (its discovery file under the
+    editor's TMPDIR)."""
+    return assistant_clis.start_gemini_ide(editor.root, tmp_path, pid, stub, tmpdir=editor.home / "tmp")
 
 
 def test_gemini_clis_edit_is_reviewed_in_neovim_and_lands_with_the_unsaved_text(editor, tmp_path):

@@ -37,7 +37,7 @@ interface Run {
  * Runs `cli` in the workspace against the scripted model's `turns` (after `tether setup CLI` when
  * `setup`), without blocking the extension host: it answers tether's edits meanwhile.
  */
-async function runCli(cli: "claude-code" | "gemini" | "codex", turns: unknown[], setup: boolean): Promise<Run> {
+async function runCli(cli: "claude-code" | "gemini" | "gemini-ide" | "codex", turns: unknown[], setup: boolean): Promise<Run> {
   const repo = process.env.TETHER_TEST_REPO ?? "";
   const script = path.join(repo, "tests", "assistant_clis.py");
   assert.ok(fs.existsSync(script), `${script} exists (TETHER_TEST_REPO names the repository)`);
@@ -270,5 +270,38 @@ describe("the assistants' CLIs", () => {
     await waitFor("tether to say it merged", () => api.server.diskChanges.isMerged(doc.uri));
     assert.equal(await doc.save(), true, "the save went through without VS Code's save conflict");
     assert.equal(fs.readFileSync(doc.uri.fsPath, "utf8"), merged);
+  });
+
+  it("Gemini CLI's IDE diff is reviewed in VS Code on top of the unsaved text, and lands in the document and the file", async () => {
+    // Without the hooks an earlier test's `tether setup gemini` put in the project: the edit then
+    // asks, and the IDE answers.
+    fs.rmSync(path.join(root, ".gemini"), { recursive: true, force: true });
+    const rel = "cli/gemini_ide.py";
+    const doc = await openUnsaved(rel);
+    const file = doc.uri.fsPath;
+    const before = new Set(api.review.pending);
+    const run = runCli(
+      "gemini-ide",
+      [
+        { tool: "replace", input: { file_path: file, old_string: "return 1", new_string: "return 2", instruction: "Return 2." } },
+        { text: "main returns 2 now" },
+      ],
+      false,
+    );
+    const review = await waitFor("the CLI's diff in VS Code's review", () => api.review.pending.find((r) => !before.has(r)), 90_000);
+    const merged = UNSAVED + "def main():\n    return 2\n";
+    assert.deepEqual(
+      review.proposal.files.map((f) => [f.path, f.newText]),
+      [[rel, merged]],
+      "the proposal on top of the unsaved text",
+    );
+    await vscode.commands.executeCommand("tether.review.acceptAll");
+    const done = await run;
+    assert.ok(done.results.some((r) => r.includes("Successfully modified")), JSON.stringify(done.results));
+    assert.equal(fs.readFileSync(file, "utf8"), merged, "Gemini CLI wrote the accepted text");
+    await waitFor("the document to hold it, with the unsaved line", () => doc.getText() === merged);
+    assert.ok(doc.isDirty);
+    await oneUndoStep(doc, UNSAVED + MAIN);
+    assert.equal(await doc.save(), true, "the save asks nothing");
   });
 });
