@@ -133,6 +133,11 @@ pub fn run(
 
 /// An assistant's hook settings: the events and matchers tether's hook answers, its timeout in
 /// the unit the assistant reads, and the command's ending.
+///
+/// The timeout is 10 minutes, past review's 5-minute wait for the user (`lsp::review`): an edit
+/// the hook makes in the editor may wait for the user's review, and a CLI that gave up on its
+/// hook would make the edit itself, unreviewed. A hook that finds no unsaved buffer answers in
+/// milliseconds.
 struct Hooks {
     events: &'static [(&'static str, &'static str)],
     timeout: u64,
@@ -146,16 +151,16 @@ impl Hooks {
         match assistant {
             Assistant::Gemini => Hooks {
                 events: &[("BeforeTool", "replace|write_file"), ("AfterTool", "read_file")],
-                timeout: 30_000,
+                timeout: 600_000,
                 suffix: "hook gemini",
                 named: true,
             },
             Assistant::Codex => {
-                Hooks { events: &[("PreToolUse", "apply_patch")], timeout: 30, suffix: "hook codex", named: false }
+                Hooks { events: &[("PreToolUse", "apply_patch")], timeout: 600, suffix: "hook codex", named: false }
             }
             Assistant::ClaudeCode => Hooks {
                 events: &[("PreToolUse", "Edit|Write"), ("PostToolUse", "Read")],
-                timeout: 30,
+                timeout: 600,
                 suffix: "hook claude-code",
                 named: false,
             },
@@ -538,7 +543,7 @@ mod tests {
         assert_eq!(before["matcher"], "replace|write_file");
         assert_eq!(
             before["hooks"][0],
-            serde_json::json!({"type": "command", "name": "tether", "command": "tether hook gemini", "timeout": 30000})
+            serde_json::json!({"type": "command", "name": "tether", "command": "tether hook gemini", "timeout": 600000})
         );
         assert_eq!(v["hooks"]["AfterTool"][0]["matcher"], "read_file");
         let gone = run(Assistant::Gemini, Scope::Project, true, "tether", &at).expect("remove");

@@ -304,4 +304,44 @@ describe("the assistants' CLIs", () => {
     await oneUndoStep(doc, UNSAVED + MAIN);
     assert.equal(await doc.save(), true, "the save asks nothing");
   });
+
+  it("with review on, Claude Code's Edit through the hook waits for the user's review: accepted, it lands; rejected, nothing does", async () => {
+    const config = () => vscode.workspace.getConfiguration("tether");
+    await config().update("review", { mode: "ask" }, vscode.ConfigurationTarget.Global);
+    await waitFor("review on in the server", () => api.server.review?.mode === "ask", 10_000);
+    try {
+      for (const decision of ["accept", "reject"] as const) {
+        const rel = `cli/claude_review_${decision}.py`;
+        const doc = await openUnsaved(rel);
+        const file = doc.uri.fsPath;
+        const before = new Set(api.review.pending);
+        const run = runCli(
+          "claude-code",
+          [
+            { tool: "Read", input: { file_path: file } },
+            { tool: "Edit", input: { file_path: file, old_string: "return 1", new_string: "return 2", replace_all: false } },
+            { text: "done" },
+          ],
+          true,
+        );
+        const review = await waitFor("the hook's edit in VS Code's review", () => api.review.pending.find((r) => !before.has(r)), 90_000);
+        assert.deepEqual(
+          review.proposal.files.map((f) => [f.path, f.newText]),
+          [[rel, UNSAVED + "def main():\n    return 2\n"]],
+        );
+        await vscode.commands.executeCommand(decision === "accept" ? "tether.review.acceptAll" : "tether.review.rejectAll", "not now");
+        const done = await run;
+        assert.equal(fs.readFileSync(file, "utf8"), MAIN, "the file on disk is untouched");
+        if (decision === "accept") {
+          assert.match(done.results[1] ?? "", /tether made this change in the editor's buffer/, JSON.stringify(done.results));
+          await inTheDocumentOnly(doc, "claude-code");
+        } else {
+          assert.match(done.results[1] ?? "", /reject/i, JSON.stringify(done.results));
+          assert.equal(doc.getText(), UNSAVED + MAIN, "nothing changed");
+        }
+      }
+    } finally {
+      await config().update("review", undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
 });
