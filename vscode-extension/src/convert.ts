@@ -143,6 +143,8 @@ export interface PublishDiagnosticsParams {
   readonly version: number | null;
   readonly positionEncoding: string;
   readonly diagnostics: Diagnostic[];
+  /** No later part comes for `version`: the report was asked for, whole. */
+  readonly complete?: boolean;
 }
 
 /**
@@ -157,6 +159,56 @@ export interface PublishDiagnosticsParams {
  */
 export function diagnosticsParams(uri: string, diagnostics: readonly CodeDiagnostic[]): PublishDiagnosticsParams {
   return { uri, version: null, positionEncoding: POSITION_ENCODING, diagnostics: diagnostics.map(asDiagnostic) };
+}
+
+/** A diagnostic as TypeScript's server answers `semanticDiagnosticsSync` (protocol.ts `Diagnostic`). */
+export interface TsServerDiagnostic {
+  /** 1-based line, 1-based UTF-16 offset. */
+  readonly start: { readonly line: number; readonly offset: number };
+  readonly end: { readonly line: number; readonly offset: number };
+  readonly text: string;
+  readonly code?: number;
+  readonly category: string;
+  readonly source?: string;
+  readonly reportsUnnecessary?: unknown;
+  readonly reportsDeprecated?: unknown;
+}
+
+/**
+ * TypeScript's error codes of style checks (unused locals and parameters, unreachable code,
+ * implicit returns, fallthrough): VS Code shows them as warnings when the compiler reports them as
+ * errors (`reportStyleChecksAsWarnings`, on by default).
+ */
+const STYLE_CHECKS = new Set([6133, 6138, 6192, 6196, 6198, 6199, 6205, 7027, 7028, 7029, 7030]);
+
+/**
+ * tsserver's diagnostics as VS Code's TypeScript support shows them (and so as the other
+ * diagnostics of the document read): 0-based positions, error, warning or hint, source `ts` (or
+ * the one tsserver names), the code, and the text. A style check reported as an error is a
+ * warning, as VS Code's default has it.
+ */
+export function fromTsServer(diagnostics: readonly TsServerDiagnostic[]): Diagnostic[] {
+  return diagnostics.map((d) => {
+    const style = d.code !== undefined && STYLE_CHECKS.has(d.code) && d.category === "error";
+    const severity = style ? 2 : d.category === "warning" ? 2 : d.category === "suggestion" ? 4 : 1;
+    const out: Diagnostic = {
+      range: {
+        start: { line: d.start.line - 1, character: d.start.offset - 1 },
+        end: { line: d.end.line - 1, character: d.end.offset - 1 },
+      },
+      message: d.text,
+      severity: severity,
+      source: d.source ?? "ts",
+    };
+    if (d.code !== undefined) {
+      out.code = d.code;
+    }
+    const tags = [...(d.reportsUnnecessary ? [1] : []), ...(d.reportsDeprecated ? [2] : [])];
+    if (tags.length > 0) {
+      out.tags = tags as Diagnostic["tags"];
+    }
+    return out;
+  });
 }
 
 /** Whether two diagnostics say the same thing at the same place. */

@@ -28,8 +28,11 @@ import {
   asSymbolInformations,
   asWorkspaceEdit,
   diagnosticsParams,
+  fromTsServer,
   isEmptyAnswer,
   POSITION_ENCODING,
+  type PublishDiagnosticsParams,
+  type TsServerDiagnostic,
   withoutDeclarations,
   withoutOwn,
 } from "./convert";
@@ -67,6 +70,9 @@ export interface LanguageRequestResult {
   readonly result: unknown;
 }
 
+/** The languages VS Code's TypeScript support checks, whose diagnostics tsserver answers on request. */
+const TYPESCRIPT_LANGUAGES = new Set(["typescript", "typescriptreact", "javascript", "javascriptreact"]);
+
 /**
  * Pushes VS Code's diagnostics to tether: for every `file:` document in the workspace whose
  * diagnostics change, all of them (but the language client's own collection, tether's), without
@@ -101,6 +107,67 @@ export class DiagnosticsForwarder implements vscode.Disposable {
         this.send(uri);
       }
     }
+  }
+
+  /**
+   * After tether changed a TypeScript or JavaScript document: asks tsserver, through VS Code's
+   * TypeScript support (`typescript.tsserverRequest`, which sends tsserver the document's pending
+   * changes before any request), for the document's diagnostics now, and sends them stamped with
+   * the version they were asked at, whole (`complete`): tether then takes them for the change's
+   * result at once, where VS Code's own report would come without a version, or not at all when
+   * nothing changed. Only when every diagnostic VS Code shows for the document is TypeScript's:
+   * another provider's (a linter's) cannot be asked, so such a document's report stays
+   * versionless.
+   */
+  async pull(doc: vscode.TextDocument): Promise<void> {
+    const uri = doc.uri;
+    if (
+      !TYPESCRIPT_LANGUAGES.has(doc.languageId) ||
+      uri.scheme !== "file" ||
+      vscode.workspace.getWorkspaceFolder(uri) === undefined ||
+      !this.client.isRunning()
+    ) {
+      return;
+    }
+    const language = doc.languageId.startsWith("javascript") ? "javascript" : "typescript";
+    if (vscode.workspace.getConfiguration(language, uri).get<boolean>("validate.enable") === false) {
+      return;
+    }
+    const own = this.client.diagnostics?.get(uri) ?? [];
+    if (withoutOwn(vscode.languages.getDiagnostics(uri), own).some((d) => d.source !== "ts")) {
+      return;
+    }
+    const version = doc.version;
+    const ask = async (command: string): Promise<TsServerDiagnostic[] | undefined> => {
+      const r = await vscode.commands.executeCommand<{ success?: boolean; body?: TsServerDiagnostic[] } | undefined>(
+        "typescript.tsserverRequest",
+        command,
+        { file: uri },
+      );
+      return r?.success === true && Array.isArray(r.body) ? r.body : undefined;
+    };
+    let parts: (TsServerDiagnostic[] | undefined)[];
+    try {
+      parts = await Promise.all(
+        ["syntacticDiagnosticsSync", "semanticDiagnosticsSync", "suggestionDiagnosticsSync"].map(ask),
+      );
+    } catch (e) {
+      this.log.appendLine(`[tether] asking TypeScript for ${uri.fsPath}'s diagnostics: ${e instanceof Error ? e.message : String(e)}`);
+      return;
+    }
+    if (parts.some((p) => p === undefined)) {
+      return;
+    }
+    const params: PublishDiagnosticsParams = {
+      uri: this.client.code2ProtocolConverter.asUri(uri),
+      version,
+      positionEncoding: POSITION_ENCODING,
+      diagnostics: fromTsServer(parts.flatMap((p) => p ?? [])),
+      complete: true,
+    };
+    this.client.sendNotification(PUBLISH_DIAGNOSTICS, params).catch((e: unknown) => {
+      this.log.appendLine(`[tether] sending diagnostics for ${params.uri}: ${e instanceof Error ? e.message : String(e)}`);
+    });
   }
 
   /** Sends one document's diagnostics, whole (none clears what was sent before). */

@@ -116,6 +116,8 @@ export class TetherServer implements vscode.Disposable {
   private _incompatible = false;
   private downloading: Promise<string | undefined> | undefined;
   private readonly disks: DiskChanges;
+  /** Sends VS Code's diagnostics to the running client, when it reads them. */
+  private forwarder: DiagnosticsForwarder | undefined;
 
   /** Fires when the state, the binary or the change count changes. */
   readonly onDidChange = this.changed.event;
@@ -352,6 +354,7 @@ export class TetherServer implements vscode.Disposable {
       if (settings.shareDiagnostics && typeof version === "number" && version >= EDITOR_KNOWLEDGE_VERSION) {
         const forwarder = new DiagnosticsForwarder(client, this.log);
         this.clientListeners.push(forwarder);
+        this.forwarder = forwarder;
         forwarder.sendAll();
       }
     } catch (e) {
@@ -368,6 +371,7 @@ export class TetherServer implements vscode.Disposable {
     if (this.client === client) {
       this.client = undefined;
     }
+    this.forwarder = undefined;
     for (const d of this.clientListeners.splice(0)) {
       d.dispose();
     }
@@ -437,6 +441,7 @@ export class TetherServer implements vscode.Disposable {
     await this.starting?.catch(() => undefined);
     const client = this.client;
     this.client = undefined;
+    this.forwarder = undefined;
     for (const d of this.clientListeners.splice(0)) {
       d.dispose();
     }
@@ -526,6 +531,13 @@ export class TetherServer implements vscode.Disposable {
         this._appliedChanges = countChange(this._appliedChanges, params.label);
         this._lastChange = params.label;
         this.changed.fire();
+        // The diagnostics of the changed text, stamped with its version, where they can be asked.
+        for (const uri of edit.entries().map(([u]) => u.toString())) {
+          const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri);
+          if (doc !== undefined) {
+            void this.forwarder?.pull(doc);
+          }
+        }
       }
       return { applied };
     };

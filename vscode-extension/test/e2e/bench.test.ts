@@ -90,7 +90,8 @@ describe("benchmarks", () => {
         const change = afterChange(await toggle(i, true)());
         const status = change?.status ?? "none";
         statuses[status] = (statuses[status] ?? 0) + 1;
-        // VS Code's reports carry no version: `pending`, with the latest report's new and gone problems.
+        // `settled` when the extension's ask of TypeScript (knowledge.ts `pull`) answered for the
+        // edit's version; else `pending`, with the latest report's new and gone problems.
         const added = change?.introduced ?? change?.latest_report?.new;
         const removed = change?.resolved ?? change?.latest_report?.gone;
         if ((i % 2 === 0 ? added?.length : removed?.length) !== 1) {
@@ -154,6 +155,18 @@ describe("benchmarks", () => {
       }),
     );
     out.editKeepingNoProblemsStatuses = cleanStatuses;
+    // The language server's own analysis, for the edits above: the three diagnostics requests
+    // the extension makes of TypeScript for a changed document, on an unchanged main.ts.
+    out.typeScriptDiagnosticsDirect = stats(
+      await measure(async () => {
+        const ask = (command: string) =>
+          vscode.commands.executeCommand<{ success?: boolean }>("typescript.tsserverRequest", command, { file: main.uri });
+        const answers = await Promise.all(
+          ["syntacticDiagnosticsSync", "semanticDiagnosticsSync", "suggestionDiagnosticsSync"].map(ask),
+        );
+        assert.ok(answers.every((a) => a.success === true));
+      }),
+    );
 
     const mainUri = main.uri;
     // `greet` in `greet("tether")` (main.ts line 3) and in its declaration (greet.ts line 1).

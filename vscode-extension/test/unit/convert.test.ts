@@ -16,6 +16,7 @@ import {
   asWorkspaceEdit,
   type CodeRange,
   diagnosticsParams,
+  fromTsServer,
   isEmptyAnswer,
   withoutDeclarations,
   withoutOwn,
@@ -43,6 +44,52 @@ describe("asRange", () => {
   it("copies positions whose fields are getters", () => {
     const r = { start: new Getters(1, 2), end: new Getters(3, 4) };
     assert.deepEqual(asRange(r), { start: { line: 1, character: 2 }, end: { line: 3, character: 4 } });
+  });
+});
+
+describe("fromTsServer", () => {
+  it("gives tsserver's diagnostics as VS Code shows them: 0-based, style checks as warnings, suggestions as hints", () => {
+    const at = (line: number, offset: number) => ({ line, offset });
+    assert.deepEqual(
+      fromTsServer([
+        { start: at(3, 7), end: at(3, 8), text: "Type 'string' is not assignable to type 'number'.", code: 2322, category: "error" },
+        { start: at(4, 10), end: at(4, 16), text: "'unused' is declared but its value is never read.", code: 6133, category: "error", reportsUnnecessary: {} },
+        { start: at(1, 1), end: at(1, 5), text: "deprecated", code: 6385, category: "suggestion", reportsDeprecated: {} },
+        { start: at(2, 1), end: at(2, 2), text: "lint", code: 1, category: "warning", source: "ts-plugin" },
+      ]),
+      [
+        {
+          range: { start: { line: 2, character: 6 }, end: { line: 2, character: 7 } },
+          message: "Type 'string' is not assignable to type 'number'.",
+          severity: 1,
+          source: "ts",
+          code: 2322,
+        },
+        {
+          range: { start: { line: 3, character: 9 }, end: { line: 3, character: 15 } },
+          message: "'unused' is declared but its value is never read.",
+          severity: 2,
+          source: "ts",
+          code: 6133,
+          tags: [1],
+        },
+        {
+          range: { start: { line: 0, character: 0 }, end: { line: 0, character: 4 } },
+          message: "deprecated",
+          severity: 4,
+          source: "ts",
+          code: 6385,
+          tags: [2],
+        },
+        {
+          range: { start: { line: 1, character: 0 }, end: { line: 1, character: 1 } },
+          message: "lint",
+          severity: 2,
+          source: "ts-plugin",
+          code: 1,
+        },
+      ],
+    );
   });
 });
 
