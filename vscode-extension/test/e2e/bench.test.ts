@@ -127,10 +127,32 @@ describe("benchmarks", () => {
       if (main.getText().includes("message: number")) {
         await toggle(1, false)();
       }
+      // The editor's own part, measured straight from the extension host: the same replacement
+      // through `workspace.applyEdit` on the unsaved document, and (below) with the save a clean
+      // document gets after it. What tether adds is the difference.
+      const direct = async (i: number, save: boolean): Promise<void> => {
+        const [from, to] = i % 2 === 0 ? ["message: string", "message: number"] : ["message: number", "message: string"];
+        const at = main.getText().indexOf(from);
+        assert.ok(at >= 0);
+        const change = new vscode.WorkspaceEdit();
+        change.replace(main.uri, new vscode.Range(main.positionAt(at), main.positionAt(at + from.length)), to);
+        assert.ok(await vscode.workspace.applyEdit(change));
+        if (save) {
+          assert.ok(await main.save());
+        }
+      };
+      out.applyEditDirectUnsaved = stats(await measure((i) => direct(i, false)));
+      if (main.getText().includes("message: number")) {
+        await direct(1, false);
+      }
       const undo = new vscode.WorkspaceEdit();
       undo.delete(main.uri, new vscode.Range(0, 0, 1, 0));
       await vscode.workspace.applyEdit(undo);
       await main.save();
+      out.applyEditAndSaveDirect = stats(await measure((i) => direct(i, true)));
+      if (main.getText().includes("message: number")) {
+        await direct(1, true);
+      }
     }
 
     // A file that had a problem and has none: an edit that keeps it free of problems. VS Code's
