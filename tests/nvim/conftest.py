@@ -152,6 +152,17 @@ def ruff_bin() -> str:
     return path
 
 
+def wait_for_ruffs_first_pull(editor):
+    """Waits until Neovim pulled Ruff's diagnostics of the current buffer once (the plugin keeps
+    which servers' parts of a buffer's report were pulled)."""
+    wait_until("Neovim's first pull of Ruff's diagnostics", lambda: editor.lua(
+        "local b = vim.api.nvim_get_current_buf()"
+        " local c = vim.lsp.get_clients({bufnr = b, name = 'ruff'})[1]"
+        " local pulled = require('tether.diagnostics').pulled[b]"
+        " return c ~= nil and pulled ~= nil and pulled[c.id] == true"
+    ), timeout=60)
+
+
 def basedpyright_bin() -> str:
     """basedpyright's language server: TETHER_BASEDPYRIGHT, else the one scripts/install-basedpyright
     installs into the cache (once)."""

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import Editor, no_prompt, ruff_bin, text_of, wait_until
+from conftest import Editor, no_prompt, ruff_bin, text_of, wait_for_ruffs_first_pull, wait_until
 from model_stub import ModelStub
 from test_assistants import MAIN, assistant_bin
 
@@ -281,12 +281,7 @@ def test_get_diagnostics_after_an_edit_answers_for_the_new_text(tmp_path, claude
     e = Editor(root, home, "lint.py", plugin=True,
                env={"TETHER_RUFF": ruff_bin(), "CLAUDE_CONFIG_DIR": str(claude_home)})
     try:
-        wait_until("Neovim's first pull of Ruff's diagnostics", lambda: e.lua(
-            "local b = vim.api.nvim_get_current_buf()"
-            " local c = vim.lsp.get_clients({bufnr = b, name = 'ruff'})[1]"
-            " local pulled = require('tether.diagnostics').pulled[b]"
-            " return c ~= nil and pulled ~= nil and pulled[c.id] == true"
-        ), timeout=60)
+        wait_for_ruffs_first_pull(e)
         port, lock = lock_of(claude_home)
         client = Client(port, lock["authToken"])
         client.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from assistant import text_of_sdk
-from conftest import Editor, basedpyright_bin, ruff_bin, text_of, wait_until
+from conftest import Editor, basedpyright_bin, ruff_bin, text_of, wait_for_ruffs_first_pull, wait_until
 from editor_support import attach_assistant
 
 UTIL = 'def greet(name: str) -> str:\n    """Return a greeting."""\n    return "hello " + name\n'
@@ -79,12 +79,7 @@ def test_an_edit_is_answered_with_the_diagnostics_neovim_pulled_for_its_version(
     home.mkdir()
     e = Editor(root, home, "lint.py", plugin=True, env={"TETHER_RUFF": ruff_bin()})
     try:
-        wait_until("Neovim's first pull of Ruff's diagnostics", lambda: e.lua(
-            "local b = vim.api.nvim_get_current_buf()"
-            " local c = vim.lsp.get_clients({bufnr = b, name = 'ruff'})[1]"
-            " local pulled = require('tether.diagnostics').pulled[b]"
-            " return c ~= nil and pulled ~= nil and pulled[c.id] == true"
-        ), timeout=60)
+        wait_for_ruffs_first_pull(e)
         e.lua(
             "_G.sent = {}"
             " local compat = require('tether.compat')"

@@ -108,14 +108,22 @@ local function choose(bufnr, params)
   end)
 end
 
+---The loaded buffer a notification's `uri` names, if any.
+---@param params any
+---@return integer?
+local function loaded_buffer(params)
+  if type(params) ~= "table" or type(params.uri) ~= "string" then
+    return nil
+  end
+  local bufnr = vim.uri_to_bufnr(params.uri)
+  return vim.api.nvim_buf_is_loaded(bufnr) and bufnr or nil
+end
+
 ---The `tether/diskChange` handler.
 ---@param params {uri: string, merged: boolean, size: integer, mtime?: integer[], overlaps?: string, diff?: string}
 function M.handler(_, params)
-  if type(params) ~= "table" or type(params.uri) ~= "string" then
-    return
-  end
-  local bufnr = vim.uri_to_bufnr(params.uri)
-  if not vim.api.nvim_buf_is_loaded(bufnr) then
+  local bufnr = loaded_buffer(params)
+  if not bufnr then
     return
   end
   if params.merged then
@@ -130,11 +138,8 @@ end
 ---The `tether/diskReload` handler.
 ---@param params {uri: string}
 function M.reload(_, params)
-  if type(params) ~= "table" or type(params.uri) ~= "string" then
-    return
-  end
-  local bufnr = vim.uri_to_bufnr(params.uri)
-  if not vim.api.nvim_buf_is_loaded(bufnr) then
+  local bufnr = loaded_buffer(params)
+  if not bufnr then
     return
   end
   vim.schedule(function()

@@ -12,11 +12,18 @@ use crate::lsp_support::{neovim_capabilities, test_options, Session, Setup, PATI
 const FILE: &str = "alpha\nbeta\ngamma\ndelta\n";
 
 async fn start(state: &std::path::Path, disk_changes: bool) -> Session {
+    start_with(state, disk_changes, false).await
+}
+
+/// A session on a.txt (open, as on disk) whose client announces `diskChanges` and `diskReloads`
+/// as given.
+async fn start_with(state: &std::path::Path, disk_changes: bool, disk_reloads: bool) -> Session {
     let mut options = test_options(Default::default(), Default::default());
     options.config.journal =
         Some(tether::config::JournalSettings { dir: state.to_owned(), max_bytes: 64 * 1024 * 1024 });
     let mut capabilities = neovim_capabilities();
     capabilities["experimental"]["tether"]["diskChanges"] = json!(disk_changes);
+    capabilities["experimental"]["tether"]["diskReloads"] = json!(disk_reloads);
     let s = Session::start(Setup {
         files: "//- a.txt\nalpha\nbeta\ngamma\ndelta\n",
         options,
@@ -147,21 +154,7 @@ async fn a_buffer_without_unsaved_changes_and_the_editors_own_save_are_left_alon
 async fn a_client_that_takes_reloads_is_told_to_reload_a_buffer_without_unsaved_changes() {
     for disk_reloads in [true, false] {
         let state = tempfile::tempdir().expect("state");
-        let mut options = test_options(Default::default(), Default::default());
-        options.config.journal =
-            Some(tether::config::JournalSettings { dir: state.path().to_owned(), max_bytes: 64 * 1024 * 1024 });
-        let mut capabilities = neovim_capabilities();
-        capabilities["experimental"]["tether"]["diskChanges"] = json!(true);
-        capabilities["experimental"]["tether"]["diskReloads"] = json!(disk_reloads);
-        let s = Session::start(Setup {
-            files: "//- a.txt\nalpha\nbeta\ngamma\ndelta\n",
-            options,
-            capabilities,
-            ..Setup::default()
-        })
-        .await;
-        s.open_from_disk("a.txt");
-        s.sync().await;
+        let s = start_with(state.path(), true, disk_reloads).await;
         replace_on_disk(&s, "alpha\nbeta\ngamma\nDELTA\n");
         if disk_reloads {
             s.client.wait_for("tether/diskReload", |n| n.iter().any(|n| n["method"] == "tether/diskReload")).await;

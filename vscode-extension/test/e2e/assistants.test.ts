@@ -15,7 +15,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 
 import type { TetherApi } from "../../src/extension";
-import { callTool, text, waitFor } from "./util";
+import { callTool, openUnsaved, text, waitFor } from "./util";
 
 const MAIN = "def main():\n    return 1\n";
 const UNSAVED = "# unsaved\n";
@@ -60,24 +60,8 @@ async function runCli(cli: "claude-code" | "gemini" | "gemini-ide" | "codex", tu
 }
 
 /** Opens `rel` (MAIN on disk) with an unsaved first line, known to tether. */
-async function openUnsaved(rel: string): Promise<vscode.TextDocument> {
-  const file = path.join(root, rel);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, MAIN);
-  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
-  const editor = await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One, preview: false });
-  assert.ok(
-    await editor.edit((b) => {
-      b.insert(new vscode.Position(0, 0), UNSAVED);
-    }),
-  );
-  await waitFor("tether to see the unsaved line", async () => {
-    const read = await callTool("read_file", { path: rel });
-    return read.isError === false && text(read).includes(UNSAVED.trimEnd());
-  });
-  // VS Code compares modification times in milliseconds: a write of the CLI's comes later.
-  await new Promise((r) => setTimeout(r, 20));
-  return doc;
+function openMain(rel: string): Promise<vscode.TextDocument> {
+  return openUnsaved(root, rel, MAIN, UNSAVED);
 }
 
 /** The journal's changesets, newest first. */
@@ -129,7 +113,7 @@ describe("the assistants' CLIs", () => {
 
   it("without tether's hooks, Claude Code's Edit writes the disk; tether merges it and the save asks nothing", async () => {
     const rel = "cli/claude_plain.py";
-    const doc = await openUnsaved(rel);
+    const doc = await openMain(rel);
     const file = doc.uri.fsPath;
     const run = await runCli(
       "claude-code",
@@ -153,7 +137,7 @@ describe("the assistants' CLIs", () => {
 
   it("with tether setup claude-code, Claude Code's Read and Edit meet the unsaved document", async () => {
     const rel = "cli/claude.py";
-    const doc = await openUnsaved(rel);
+    const doc = await openMain(rel);
     const file = doc.uri.fsPath;
     const run = await runCli(
       "claude-code",
@@ -173,7 +157,7 @@ describe("the assistants' CLIs", () => {
 
   it("with tether setup gemini, Gemini CLI's read_file and replace meet the unsaved document", async () => {
     const rel = "cli/gemini.py";
-    const doc = await openUnsaved(rel);
+    const doc = await openMain(rel);
     const run = await runCli(
       "gemini",
       [
@@ -192,7 +176,7 @@ describe("the assistants' CLIs", () => {
 
   it("with tether setup claude-code, Claude Code's Write of the unsaved document lands in it", async () => {
     const rel = "cli/claude_write.py";
-    const doc = await openUnsaved(rel);
+    const doc = await openMain(rel);
     const file = doc.uri.fsPath;
     const written = "def main():\n    return 3\n";
     const run = await runCli(
@@ -214,7 +198,7 @@ describe("the assistants' CLIs", () => {
 
   it("with tether setup gemini, Gemini CLI's write_file of the unsaved document lands in it", async () => {
     const rel = "cli/gemini_write.py";
-    const doc = await openUnsaved(rel);
+    const doc = await openMain(rel);
     const written = "def main():\n    return 3\n";
     const run = await runCli(
       "gemini",
@@ -238,7 +222,7 @@ describe("the assistants' CLIs", () => {
 
   it("with tether setup codex, Codex CLI's apply_patch lands in the document and its sed -i is merged", async () => {
     const rel = "cli/codex.py";
-    const doc = await openUnsaved(rel);
+    const doc = await openMain(rel);
     const run = await runCli(
       "codex",
       [
@@ -277,7 +261,7 @@ describe("the assistants' CLIs", () => {
     // asks, and the IDE answers.
     fs.rmSync(path.join(root, ".gemini"), { recursive: true, force: true });
     const rel = "cli/gemini_ide.py";
-    const doc = await openUnsaved(rel);
+    const doc = await openMain(rel);
     const file = doc.uri.fsPath;
     const before = new Set(api.review.pending);
     const run = runCli(
@@ -312,7 +296,7 @@ describe("the assistants' CLIs", () => {
     try {
       for (const decision of ["accept", "reject"] as const) {
         const rel = `cli/claude_review_${decision}.py`;
-        const doc = await openUnsaved(rel);
+        const doc = await openMain(rel);
         const file = doc.uri.fsPath;
         const before = new Set(api.review.pending);
         const run = runCli(

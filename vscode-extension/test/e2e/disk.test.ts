@@ -11,7 +11,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 
 import type { TetherApi } from "../../src/extension";
-import { callTool, screenshot, text, waitFor } from "./util";
+import { callTool, openUnsaved, screenshot, text, waitFor } from "./util";
 
 let api: TetherApi;
 let root: string;
@@ -21,29 +21,6 @@ function writeLikeSed(file: string, content: string): void {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.sed`);
   fs.writeFileSync(tmp, content);
   fs.renameSync(tmp, file);
-}
-
-/** Opens `rel` with `content` on disk and types `typed` at its top, leaving it unsaved. */
-async function openUnsaved(rel: string, content: string, typed: string): Promise<vscode.TextDocument> {
-  const file = path.join(root, rel);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, content);
-  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
-  const editor = await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One, preview: false });
-  assert.ok(
-    await editor.edit((b) => {
-      b.insert(new vscode.Position(0, 0), typed);
-    }),
-  );
-  assert.ok(doc.isDirty);
-  // tether has the typing before the other program writes (its view of the buffer is what it merges into).
-  await waitFor("tether to see the unsaved text", async () => {
-    const read = await callTool("read_file", { path: rel });
-    return read.isError === false && text(read).includes(typed.trimEnd());
-  });
-  // VS Code compares modification times in milliseconds: the other program's write comes later.
-  await new Promise((r) => setTimeout(r, 20));
-  return doc;
 }
 
 describe("changes on disk", () => {
@@ -57,7 +34,7 @@ describe("changes on disk", () => {
 
   it("a change on disk is merged into the unsaved document as one undo step, and the save asks nothing", async () => {
     const original = "def main():\n    return 1\n";
-    const doc = await openUnsaved("disk/main.py", original, "# unsaved\n");
+    const doc = await openUnsaved(root, "disk/main.py", original, "# unsaved\n");
     const typed = "# unsaved\n" + original;
     const theirs = "def main():\n    return 2  # from sed\n";
     writeLikeSed(doc.uri.fsPath, theirs);
@@ -93,7 +70,7 @@ describe("changes on disk", () => {
 
   it("a change over the unsaved lines is not merged, and the save gets VS Code's usual question", async () => {
     const original = "alpha\nbeta\n";
-    const doc = await openUnsaved("disk/notes.txt", original, "mine\n");
+    const doc = await openUnsaved(root, "disk/notes.txt", original, "mine\n");
     // The other program changes the first line too, so the two changes overlap.
     const editor = vscode.window.visibleTextEditors.find((e) => e.document === doc);
     assert.ok(editor);

@@ -1,5 +1,6 @@
 // Helpers the end-to-end suites share.
 
+import * as assert from "node:assert/strict";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -169,4 +170,29 @@ export class McpSession {
     this.child.stdin.end();
     this.child.kill();
   }
+}
+
+/**
+ * Writes `content` to `rel` under `root`, opens it and types `typed` at its top, leaving it unsaved,
+ * and waits until tether has the typing (its view of the buffer is what it merges into).
+ */
+export async function openUnsaved(root: string, rel: string, content: string, typed: string): Promise<vscode.TextDocument> {
+  const file = path.join(root, rel);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, content);
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+  const editor = await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One, preview: false });
+  assert.ok(
+    await editor.edit((b) => {
+      b.insert(new vscode.Position(0, 0), typed);
+    }),
+  );
+  assert.ok(doc.isDirty);
+  await waitFor("tether to see the unsaved text", async () => {
+    const read = await callTool("read_file", { path: rel });
+    return read.isError === false && text(read).includes(typed.trimEnd());
+  });
+  // VS Code compares modification times in milliseconds: another program's write comes later.
+  await new Promise((r) => setTimeout(r, 20));
+  return doc;
 }
