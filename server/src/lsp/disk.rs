@@ -149,13 +149,15 @@ impl Shared {
         if known.as_ref().is_some_and(same) {
             return nothing;
         }
-        // The buffer holds the file as tether knew it: nothing unsaved.
-        let clean = known.as_ref().is_some_and(|k| *k == doc.rope) && !same(&doc.rope);
-        let Some(known) = known.filter(|k| !same(&doc.rope) && *k != doc.rope) else {
+        // The editor saved the file's text, or the buffer holds the file as tether knew it
+        // (nothing unsaved): each rope compared once.
+        let saved = same(&doc.rope);
+        let clean = known.as_ref().is_some_and(|k| *k == doc.rope);
+        let Some(known) = known.filter(|_| !saved && !clean) else {
             // The editor wrote it, or has nothing unsaved and reloads it: at once when it takes
             // `tether/diskReload` (Neovim and Emacs reload only when they next look at the file).
             self.store.set_disk(path, Rope::from_str(&disk.text));
-            let tell = (clean && self.caps().disk_reloads)
+            let tell = (clean && !saved && self.caps().disk_reloads)
                 .then(|| Tell::Reload(DiskReloadParams { uri: doc.uri.clone(), size: disk.size, mtime: disk.mtime }));
             return (Outcome::Recorded, false, tell);
         };

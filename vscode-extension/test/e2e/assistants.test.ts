@@ -15,7 +15,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 
 import type { TetherApi } from "../../src/extension";
-import { callTool, openUnsaved, text, waitFor } from "./util";
+import { callTool, openUnsaved, runningExtension, text, waitFor } from "./util";
 
 const MAIN = "def main():\n    return 1\n";
 const UNSAVED = "# unsaved\n";
@@ -64,6 +64,15 @@ function openMain(rel: string): Promise<vscode.TextDocument> {
   return openUnsaved(root, rel, MAIN, UNSAVED);
 }
 
+/** The scripted model's turns for Claude Code: Read `file`, then Edit its `return 1` to `return 2`. */
+function claudeReadsAndEdits(file: string): unknown[] {
+  return [
+    { tool: "Read", input: { file_path: file } },
+    { tool: "Edit", input: { file_path: file, old_string: "return 1", new_string: "return 2", replace_all: false } },
+    { text: "main returns 2 now" },
+  ];
+}
+
 /** The journal's changesets, newest first. */
 async function changesets(): Promise<{ tool: string; client: string }[]> {
   const history = await callTool("history", {});
@@ -96,11 +105,7 @@ async function inTheDocumentOnly(doc: vscode.TextDocument, client: string): Prom
 
 describe("the assistants' CLIs", () => {
   before(async () => {
-    const ext = vscode.extensions.getExtension<TetherApi>("tether.tether");
-    assert.ok(ext);
-    api = await ext.activate();
-    root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
-    await waitFor("the server to run", () => api.server.state === "running" || undefined, 120_000);
+    ({ api, root } = await runningExtension());
   });
 
   after(async () => {
@@ -117,11 +122,7 @@ describe("the assistants' CLIs", () => {
     const file = doc.uri.fsPath;
     const run = await runCli(
       "claude-code",
-      [
-        { tool: "Read", input: { file_path: file } },
-        { tool: "Edit", input: { file_path: file, old_string: "return 1", new_string: "return 2", replace_all: false } },
-        { text: "main returns 2 now" },
-      ],
+      claudeReadsAndEdits(file),
       false,
     );
     assert.match(run.results[1] ?? "", /updated successfully/, JSON.stringify(run.results));
@@ -141,11 +142,7 @@ describe("the assistants' CLIs", () => {
     const file = doc.uri.fsPath;
     const run = await runCli(
       "claude-code",
-      [
-        { tool: "Read", input: { file_path: file } },
-        { tool: "Edit", input: { file_path: file, old_string: "return 1", new_string: "return 2", replace_all: false } },
-        { text: "main returns 2 now" },
-      ],
+      claudeReadsAndEdits(file),
       true,
     );
     assert.match(run.setup ?? "", /settings\.json: added tether's hooks/);
@@ -301,11 +298,7 @@ describe("the assistants' CLIs", () => {
         const before = new Set(api.review.pending);
         const run = runCli(
           "claude-code",
-          [
-            { tool: "Read", input: { file_path: file } },
-            { tool: "Edit", input: { file_path: file, old_string: "return 1", new_string: "return 2", replace_all: false } },
-            { text: "done" },
-          ],
+          claudeReadsAndEdits(file),
           true,
         );
         const review = await waitFor("the hook's edit in VS Code's review", () => api.review.pending.find((r) => !before.has(r)), 90_000);

@@ -11,7 +11,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 
 import type { TetherApi } from "../../src/extension";
-import { callTool, openUnsaved, screenshot, text, waitFor } from "./util";
+import { callTool, openUnsaved, runningExtension, screenshot, text, waitFor } from "./util";
 
 let api: TetherApi;
 let root: string;
@@ -25,11 +25,7 @@ function writeLikeSed(file: string, content: string): void {
 
 describe("changes on disk", () => {
   before(async () => {
-    const ext = vscode.extensions.getExtension<TetherApi>("tether.tether");
-    assert.ok(ext);
-    api = await ext.activate();
-    root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
-    await waitFor("the server to run", () => api.server.state === "running" || undefined, 120_000);
+    ({ api, root } = await runningExtension());
   });
 
   it("a change on disk is merged into the unsaved document as one undo step, and the save asks nothing", async () => {

@@ -8,6 +8,7 @@ import * as readline from "node:readline";
 
 import * as vscode from "vscode";
 
+import type { TetherApi } from "../../src/extension";
 import type { CallToolResult } from "../../src/protocol";
 
 /** Polls `check` until it returns something other than undefined or false. */
@@ -195,4 +196,14 @@ export async function openUnsaved(root: string, rel: string, content: string, ty
   // VS Code compares modification times in milliseconds: another program's write comes later.
   await new Promise((r) => setTimeout(r, 20));
   return doc;
+}
+
+/** The extension, activated, once its server runs, and the window's first workspace folder. */
+export async function runningExtension(): Promise<{ api: TetherApi; root: string }> {
+  const ext = vscode.extensions.getExtension<TetherApi>("tether.tether");
+  assert.ok(ext, "the extension is loaded");
+  const api = await ext.activate();
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
+  await waitFor("the server to run", () => api.server.state === "running" || undefined, 120_000);
+  return { api, root };
 }
