@@ -46,6 +46,9 @@ pub fn version_of(bytes: &[&[u8]]) -> String {
     hash
 }
 
+/// How many changesets a root's journal records between two checks of its size, at most.
+const PRUNE_EVERY: u64 = 16;
+
 /// Hex digits of a version token.
 const VERSION_LEN: usize = 12;
 
@@ -54,14 +57,77 @@ fn hash_of(bytes: &[u8]) -> String {
     hash_pieces([bytes])
 }
 
-/// BLAKE3 of the concatenated `pieces` (64 hex digits) without concatenating them: small pieces
-/// (a rope's leaves) are gathered into 64 KiB blocks first, so that the hasher works on many of
-/// its 1 KiB chunks at once (its SIMD path) rather than on one at a time.
+/// BLAKE3 of the concatenated `pieces` (64 hex digits) without concatenating them. Over
+/// [`SPLIT_MIN`] bytes the hash's tree is cut into subtrees hashed on threads of their own (the
+/// same hash: BLAKE3 is a tree of 1 KiB chunks, and its halves can be hashed apart and joined).
 fn hash_pieces<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> String {
+    hash_split(&pieces.into_iter().collect::<Vec<_>>(), SPLIT_MIN)
+}
+
+/// The texts over which hashing is split across threads.
+const SPLIT_MIN: usize = 2 * 1024 * 1024;
+
+/// How many times a large text's tree is halved for threads: up to four subtrees at once.
+const SPLIT_DEPTH: u32 = 2;
+
+/// [`hash_pieces`] with subtrees of more than `min` bytes halved (the parameter is for tests).
+fn hash_split(pieces: &[&[u8]], min: usize) -> String {
+    use blake3::hazmat::{left_subtree_len, merge_subtrees_root, Mode};
+    let total: usize = pieces.iter().map(|p| p.len()).sum();
+    if total <= min.max(blake3::CHUNK_LEN) {
+        let mut hasher = blake3::Hasher::new();
+        feed(&mut hasher, pieces, 0, total);
+        return hasher.finalize().to_hex().to_string();
+    }
+    let mid = left_subtree_len(total as u64) as usize;
+    let (left, right) = halves(pieces, (0, mid, total), min, SPLIT_DEPTH - 1);
+    merge_subtrees_root(&left, &right, Mode::Hash).to_hex().to_string()
+}
+
+/// The chaining values of the subtrees `start..mid` and `mid..end` of `pieces`, the left one on
+/// another thread.
+fn halves(
+    pieces: &[&[u8]],
+    (start, mid, end): (usize, usize, usize),
+    min: usize,
+    depth: u32,
+) -> (blake3::hazmat::ChainingValue, blake3::hazmat::ChainingValue) {
+    std::thread::scope(|s| {
+        let left = s.spawn(|| subtree_cv(pieces, start, mid, min, depth));
+        let right = subtree_cv(pieces, mid, end, min, depth);
+        (left.join().unwrap_or_else(|_| subtree_cv(pieces, start, mid, min, 0)), right)
+    })
+}
+
+/// The chaining value of the subtree of bytes `start..end` of `pieces`, halved `depth` more
+/// times while over `min` bytes.
+fn subtree_cv(pieces: &[&[u8]], start: usize, end: usize, min: usize, depth: u32) -> blake3::hazmat::ChainingValue {
+    use blake3::hazmat::{left_subtree_len, merge_subtrees_non_root, HasherExt as _, Mode};
+    if depth == 0 || end - start <= min.max(blake3::CHUNK_LEN) {
+        let mut hasher = blake3::Hasher::new();
+        hasher.set_input_offset(start as u64);
+        feed(&mut hasher, pieces, start, end);
+        return hasher.finalize_non_root();
+    }
+    let mid = start + left_subtree_len((end - start) as u64) as usize;
+    let (left, right) = halves(pieces, (start, mid, end), min, depth - 1);
+    merge_subtrees_non_root(&left, &right, Mode::Hash)
+}
+
+/// Feeds bytes `start..end` of `pieces` to `hasher`. Small pieces (a rope's leaves) are gathered
+/// into 64 KiB blocks first, so that the hasher works on many of its 1 KiB chunks at once (its
+/// SIMD path) rather than on one at a time.
+fn feed(hasher: &mut blake3::Hasher, pieces: &[&[u8]], start: usize, end: usize) {
     const BLOCK: usize = 64 * 1024;
-    let mut hasher = blake3::Hasher::new();
     let mut block = Vec::new();
+    let mut at = 0;
     for piece in pieces {
+        let (from, to) = (at, at + piece.len());
+        at = to;
+        if to <= start || from >= end {
+            continue;
+        }
+        let piece = &piece[start.saturating_sub(from)..piece.len() - to.saturating_sub(end)];
         if block.len() + piece.len() > BLOCK {
             hasher.update(&block);
             block.clear();
@@ -73,7 +139,24 @@ fn hash_pieces<'a>(pieces: impl IntoIterator<Item = &'a [u8]>) -> String {
         }
     }
     hasher.update(&block);
-    hasher.finalize().to_hex().to_string()
+}
+
+/// `bytes` with `hunks` (in order, each `len` bytes at `at` in `bytes` replaced by its text)
+/// applied; `None` when they do not fit. The reverse hunks of an edit turn its new text back
+/// into its old text; a delta's hunks turn its base into the blob.
+fn apply_hunks(bytes: &[u8], hunks: &[Hunk]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    for h in hunks {
+        if h.at < at || h.at + h.len > bytes.len() {
+            return None;
+        }
+        out.extend_from_slice(&bytes[at..h.at]);
+        out.extend_from_slice(h.text.as_bytes());
+        at = h.at + h.len;
+    }
+    out.extend_from_slice(&bytes[at..]);
+    Some(out)
 }
 
 /// Who asked for a change.
@@ -334,7 +417,19 @@ impl Journal {
         let store = self.roots.get(root).ok_or_else(|| Error::invalid("the workspace has no roots"))?;
         changeset.root = root;
         let n = store.publish(&changeset)?;
-        store.prune(self.settings.max_bytes);
+        // Measuring the journal lists every file in it: done on every 16th changeset, and on
+        // one that kept much (by the size of the texts it kept, whole or as deltas).
+        let kept: u64 = changeset
+            .files
+            .iter()
+            .flat_map(|f| [&f.before, &f.after])
+            .flatten()
+            .filter(|s| s.kept)
+            .map(|s| s.size)
+            .sum();
+        if n % PRUNE_EVERY == 0 || kept >= self.settings.max_bytes / 32 {
+            store.prune(self.settings.max_bytes);
+        }
         Ok(self.id(root, n))
     }
 
@@ -344,6 +439,19 @@ impl Journal {
         let root = self.root_of(real).unwrap_or(0);
         let store = self.roots.get(root).ok_or_else(|| Error::invalid("the workspace has no roots"))?;
         store.put_blob(bytes)
+    }
+
+    /// Whether the blob store of the root holding `real` keeps blob `hash`, and how many deltas
+    /// deep (0: whole).
+    fn has_blob(&self, real: &Path, hash: &str) -> Option<u32> {
+        self.roots.get(self.root_of(real).unwrap_or(0))?.has_blob(hash)
+    }
+
+    /// Keeps blob `hash` as `delta` in the blob store of the root holding `real`.
+    fn keep_delta(&self, real: &Path, hash: &str, delta: &store::Delta) -> Result<()> {
+        let root = self.root_of(real).unwrap_or(0);
+        let store = self.roots.get(root).ok_or_else(|| Error::invalid("the workspace has no roots"))?;
+        store.put_delta(hash, delta)
     }
 
     /// The bytes of blob `hash`, kept by the journal of `root`.
@@ -401,7 +509,7 @@ impl Journal {
         let blob = |side: &Option<Side>| side.as_ref().filter(|s| s.kept).and_then(|s| self.blob(c.root, &s.hash).ok());
         let after = blob(&r.after);
         let before = match r.op {
-            Op::Edit => after.as_deref().and_then(|a| undo::apply_reverse(a, &r.reverse)),
+            Op::Edit => after.as_deref().and_then(|a| apply_hunks(a, &r.reverse)),
             _ => blob(&r.before),
         };
         (before, after)
@@ -460,7 +568,7 @@ fn lines(text: &[u8]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{hash_of, hash_pieces, version_of};
+    use super::{hash_of, hash_pieces, hash_split, version_of};
 
     #[test]
     fn hashing_pieces_is_hashing_their_concatenation() {
@@ -476,5 +584,21 @@ mod tests {
         let uneven = [&text[..10], &text[10..70_000], &text[70_000..70_001], &text[70_001..]];
         assert_eq!(hash_pieces(uneven), whole);
         assert_eq!(hash_pieces(std::iter::empty()), blake3::hash(b"").to_hex().to_string());
+    }
+
+    #[test]
+    fn hashing_split_across_threads_is_hashing_the_whole() {
+        let text: Vec<u8> = (0..1_200_000u32).map(|i| (i * 13 % 251) as u8).collect();
+        // Lengths around the chunk (1 KiB) and the split sizes, cut into uneven pieces, each hashed
+        // with subtrees halved down to a few chunks.
+        for len in [0, 1, 1024, 1025, 2048, 2049, 4097, 65_536, 100_003, 1 << 20, 1_200_000] {
+            let whole = blake3::hash(&text[..len]).to_hex().to_string();
+            for cut in [7, 1000, 70_000] {
+                let pieces: Vec<&[u8]> = text[..len].chunks(cut).collect();
+                for min in [1024, 4096, 300_000] {
+                    assert_eq!(hash_split(&pieces, min), whole, "length {len}, pieces of {cut}, split over {min}");
+                }
+            }
+        }
     }
 }

@@ -10,11 +10,12 @@ use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use super::store::{Delta, DELTA_DEPTH_MAX};
 use super::{client, hash_pieces, lines, now_ms, CallInfo, Changeset, FileRecord, Hunk, Journal, Op, Side};
-use crate::edit::{EditPlan, FileOp};
+use crate::edit::{Base, EditPlan, FileOp, TextChange};
 use crate::error::Result;
 use crate::sink::{Applied, Sink};
-use crate::vfs::Vfs;
+use crate::vfs::{Origin, Vfs};
 
 /// Files larger than this are recorded without their bytes (their change cannot be undone).
 const KEEP_MAX: u64 = 16 * 1024 * 1024;
@@ -49,11 +50,24 @@ impl Sink for Recording<'_> {
 
     fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
         let before = Before::capture(vfs, plan);
-        let applied = self.inner.apply(vfs, plan)?;
+        // An edit's record depends on the plan alone: on a large text it is worked out (both
+        // sides hashed, the new text kept) on another thread while the plan is applied, so that
+        // the answer does not wait for it.
+        let edit_bytes: usize =
+            plan.ops.iter().map(|op| if let FileOp::Edit { base, .. } = op { base.text.len() } else { 0 }).sum();
+        let journal = &self.journal;
+        let (applied, early) = std::thread::scope(|s| {
+            let early = (edit_bytes >= PARALLEL_MIN).then(|| s.spawn(|| edit_records(journal, plan)));
+            let applied = self.inner.apply(vfs, plan);
+            (applied, early.and_then(|h| h.join().ok()))
+        });
+        let applied = applied?;
         let done = applied.reviewed.as_ref().unwrap_or(plan);
+        // Worked out for `plan`: a plan the user changed in review is recorded as it was applied.
+        let mut early = early.filter(|_| applied.reviewed.is_none()).unwrap_or_default();
         let summary = self.summary.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
         let mut files = Vec::new();
-        for op in &done.ops {
+        for (i, op) in done.ops.iter().enumerate() {
             // Parent directories the operation created come first, so an undo removes them last.
             for dir in new_entry(op).and_then(Path::parent).map(|p| before.missing_parents(p)).unwrap_or_default() {
                 if dir.is_dir() && !files.iter().any(|f: &FileRecord| f.path == dir) {
@@ -62,7 +76,19 @@ impl Sink for Recording<'_> {
                     files.push(r);
                 }
             }
-            files.extend(self.record(op, &before));
+            let record = match (op, early.get_mut(i).and_then(Option::take)) {
+                (FileOp::Edit { path, .. }, Some(mut r)) => {
+                    with_mode(&mut r, path.real());
+                    Some(r)
+                }
+                _ => self.record(op, &before),
+            };
+            if let (Some(r), Some(&Some(stamp))) = (&record, applied.buffer_stamps.get(i)) {
+                if let Some(after) = &r.after {
+                    known::remember(&r.path, stamp, &after.hash);
+                }
+            }
+            files.extend(record);
         }
         if files.is_empty() {
             return Ok(applied);
@@ -83,6 +109,148 @@ impl Sink for Recording<'_> {
             tracing::warn!("the change was applied but not recorded in the journal: {e}");
         }
         Ok(applied)
+    }
+}
+
+/// Plans whose edits hold less text than this are recorded on the calling thread: for them a
+/// thread would cost more than it saves.
+const PARALLEL_MIN: usize = 256 * 1024;
+
+/// The records of `plan`'s edits, by operation (`None` for the other operations), permission
+/// bits left out: they are read once the plan is applied.
+fn edit_records(journal: &Journal, plan: &EditPlan) -> Vec<Option<FileRecord>> {
+    plan.ops
+        .iter()
+        .map(|op| match op {
+            FileOp::Edit { path, base, changes } => Some(edit_record(journal, path.real(), base, changes)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Sets the permission bits of both sides of an edit's record to the file's on disk now.
+fn with_mode(r: &mut FileRecord, real: &Path) {
+    let mode = fs::metadata(real).ok().map(|m| m.mode() & 0o7777);
+    for side in [&mut r.before, &mut r.after].into_iter().flatten() {
+        side.mode = mode;
+    }
+}
+
+/// The record of an edit of `real` from `base` by `changes` (permission bits left out). The new
+/// text is taken as pieces of the buffer and of the changes: it is materialised only when the
+/// blob store keeps it, and the old text never is (only its hash is kept, and not even that is
+/// computed when this process knows it: a buffer still holding the text of an earlier change).
+/// On a large text the two sides are hashed on two threads.
+fn edit_record(journal: &Journal, real: &Path, base: &Base, changes: &[TextChange]) -> FileRecord {
+    let bom: &[u8] = if base.bom { b"\xEF\xBB\xBF" } else { b"" };
+    let len = base.text.len();
+    let chunks = |range| base.text.chunks(range).map(str::as_bytes);
+    let mut pieces: Vec<&[u8]> = vec![bom];
+    let mut reverse = Vec::with_capacity(changes.len());
+    let (mut at, mut new_len, mut removed, mut added) = (0, bom.len(), 0, 0);
+    for c in changes {
+        let (s, e) = (c.range.start.get(), c.range.end.get());
+        pieces.extend(chunks(at..s));
+        new_len += s - at;
+        let old_text = base.text.slice(s..e).into_owned();
+        removed += lines(old_text.as_bytes());
+        added += lines(c.text.as_bytes());
+        reverse.push(Hunk { at: new_len, len: c.text.len(), text: old_text });
+        pieces.push(c.text.as_bytes());
+        new_len += c.text.len();
+        at = e;
+    }
+    pieces.extend(chunks(at..len));
+    new_len += len - at;
+    let known_before = match base.origin {
+        Origin::Buffer { stamp, .. } => known::recall(real, stamp),
+        Origin::Disk => None,
+    };
+    let old_hash = || known_before.clone().unwrap_or_else(|| hash_pieces(std::iter::once(bom).chain(chunks(0..len))));
+    // The new text is kept whole, or as what the edit changed when the journal keeps the old
+    // text already (the file's last recorded change, most often): then it is only hashed.
+    // `new_hash`: the new text's hash, when known already.
+    let new_side = |old_hash: &str, new_hash: Option<String>| {
+        let hash_new = || new_hash.clone().unwrap_or_else(|| hash_pieces(pieces.iter().copied()));
+        if new_len as u64 > KEEP_MAX {
+            return Side { hash: hash_new(), size: new_len as u64, mode: None, kept: false };
+        }
+        if let Some(depth) = journal.has_blob(real, old_hash).filter(|&d| d < DELTA_DEPTH_MAX) {
+            let hash = hash_new();
+            let hunks = changes
+                .iter()
+                .map(|c| Hunk {
+                    at: bom.len() + c.range.start.get(),
+                    len: c.range.end.get() - c.range.start.get(),
+                    text: c.text.clone(),
+                })
+                .collect();
+            let delta = Delta { base: old_hash.to_owned(), depth: depth + 1, hunks };
+            match journal.keep_delta(real, &hash, &delta) {
+                Ok(()) => return Side { hash, size: new_len as u64, mode: None, kept: true },
+                Err(e) => tracing::warn!("journal: {e}"),
+            }
+        }
+        // Kept whole: the store names it by its hash, computed as it is written.
+        side(journal, real, &pieces.concat(), None, true)
+    };
+    let (old_hash, after) = match &known_before {
+        Some(h) => (h.clone(), new_side(h, None)),
+        // Both sides hashed at once: whether the new text is kept as a delta waits for the old
+        // text's hash (which names the delta's base), its own hash does not.
+        None if len >= PARALLEL_MIN => std::thread::scope(|s| {
+            let old = s.spawn(old_hash);
+            let new_hash = hash_pieces(pieces.iter().copied());
+            let old = old.join().unwrap_or_else(|_| hash_pieces(std::iter::once(bom).chain(chunks(0..len))));
+            let after = new_side(&old, Some(new_hash));
+            (old, after)
+        }),
+        None => {
+            let old = old_hash();
+            let after = new_side(&old, None);
+            (old, after)
+        }
+    };
+    let mut r = blank(Op::Edit, real);
+    r.before = Some(Side { hash: old_hash, size: (bom.len() + len) as u64, mode: None, kept: false });
+    if !after.kept {
+        r.not_reversible = Some(too_large(new_len));
+    }
+    r.after = Some(after);
+    r.reverse = reverse;
+    r.added = added;
+    r.removed = removed;
+    r
+}
+
+/// The hashes of texts this process recorded as the result of a change that an editor buffer
+/// then held exactly, by the buffer's change stamp (which names one text of one buffer: see
+/// [`Origin::Buffer`]). The next change to that buffer starts from that text more often than
+/// not, and its old side's hash is then known without reading 20 MiB again.
+mod known {
+    use std::collections::VecDeque;
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    /// Buffers remembered at most (the most recent).
+    const MAX: usize = 64;
+
+    static KNOWN: Mutex<VecDeque<(PathBuf, u64, String)>> = Mutex::new(VecDeque::new());
+
+    /// Remembers that the buffer of `real` at change stamp `stamp` holds the text of hash `hash`.
+    pub fn remember(real: &Path, stamp: u64, hash: &str) {
+        let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+        known.retain(|(p, ..)| p != real);
+        if known.len() >= MAX {
+            known.pop_front();
+        }
+        known.push_back((real.to_owned(), stamp, hash.to_owned()));
+    }
+
+    /// The hash of the text of `real`'s buffer at change stamp `stamp`, when remembered.
+    pub fn recall(real: &Path, stamp: u64) -> Option<String> {
+        let known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+        known.iter().find(|(p, s, _)| p == real && *s == stamp).map(|(.., h)| h.clone())
     }
 }
 
@@ -124,43 +292,8 @@ impl Recording<'_> {
     fn record(&self, op: &FileOp, before: &Before) -> Option<FileRecord> {
         match op {
             FileOp::Edit { path, base, changes } => {
-                let bom: &[u8] = if base.bom { b"\xEF\xBB\xBF" } else { b"" };
-                let len = base.text.len();
-                let chunks = |range| base.text.chunks(range).map(str::as_bytes);
-                // The new text as pieces of the buffer and of the changes: it is materialised only
-                // when the blob store keeps it, and the old text never is (only its hash is kept).
-                let mut pieces: Vec<&[u8]> = vec![bom];
-                let mut reverse = Vec::with_capacity(changes.len());
-                let (mut at, mut new_len, mut removed, mut added) = (0, bom.len(), 0, 0);
-                for c in changes {
-                    let (s, e) = (c.range.start.get(), c.range.end.get());
-                    pieces.extend(chunks(at..s));
-                    new_len += s - at;
-                    let old_text = base.text.slice(s..e).into_owned();
-                    removed += lines(old_text.as_bytes());
-                    added += lines(c.text.as_bytes());
-                    reverse.push(Hunk { at: new_len, len: c.text.len(), text: old_text });
-                    pieces.push(c.text.as_bytes());
-                    new_len += c.text.len();
-                    at = e;
-                }
-                pieces.extend(chunks(at..len));
-                new_len += len - at;
-                let mode = fs::metadata(path.real()).ok().map(|m| m.mode() & 0o7777);
-                let mut r = blank(Op::Edit, path.real());
-                let old_hash = hash_pieces(std::iter::once(bom).chain(chunks(0..len)));
-                r.before = Some(Side { hash: old_hash, size: (bom.len() + len) as u64, mode, kept: false });
-                r.after = Some(if new_len as u64 <= KEEP_MAX {
-                    self.side(path.real(), &pieces.concat(), mode, true)
-                } else {
-                    Side { hash: hash_pieces(pieces), size: new_len as u64, mode, kept: false }
-                });
-                if r.after.as_ref().is_some_and(|s| !s.kept) {
-                    r.not_reversible = Some(too_large(new_len));
-                }
-                r.reverse = reverse;
-                r.added = added;
-                r.removed = removed;
+                let mut r = edit_record(&self.journal, path.real(), base, changes);
+                with_mode(&mut r, path.real());
                 Some(r)
             }
             FileOp::Create { path, text, .. } => {
@@ -230,16 +363,20 @@ impl Recording<'_> {
         }
     }
 
-    /// A side of `bytes`, kept in the blob store when `keep` and not too large (the store names
-    /// the blob by the hash, so a kept side is hashed once).
     fn side(&self, real: &Path, bytes: &[u8], mode: Option<u32>, keep: bool) -> Side {
-        let stored = (keep && (bytes.len() as u64) <= KEEP_MAX)
-            .then(|| self.journal.keep_blob(real, bytes))
-            .and_then(|r| r.map_err(|e| tracing::warn!("journal: {e}")).ok());
-        let kept = stored.is_some();
-        let hash = stored.unwrap_or_else(|| super::hash_of(bytes));
-        Side { hash, size: bytes.len() as u64, mode, kept }
+        side(&self.journal, real, bytes, mode, keep)
     }
+}
+
+/// A side of `bytes`, kept in the blob store when `keep` and not too large (the store names the
+/// blob by the hash, so a kept side is hashed once).
+fn side(journal: &Journal, real: &Path, bytes: &[u8], mode: Option<u32>, keep: bool) -> Side {
+    let stored = (keep && (bytes.len() as u64) <= KEEP_MAX)
+        .then(|| journal.keep_blob(real, bytes))
+        .and_then(|r| r.map_err(|e| tracing::warn!("journal: {e}")).ok());
+    let kept = stored.is_some();
+    let hash = stored.unwrap_or_else(|| super::hash_of(bytes));
+    Side { hash, size: bytes.len() as u64, mode, kept }
 }
 
 /// `entries` and everything below them, parents first.

@@ -5,6 +5,8 @@
 //!   root            the root's path, for people reading the directory
 //!   changes/N.json  changeset N (ids count up from 1 per root)
 //!   blobs/HASH      file contents named by their BLAKE3 hash
+//!   blobs/HASH.d    or the same contents as a delta: another blob and the hunks that make it
+//!                   this one (an edit's new text, when its old text is a blob already)
 //!   reads/VERSION   texts reads showed, so a stale edit can be shown what changed since
 //! ```
 //!
@@ -12,7 +14,9 @@
 //! hard-linked to `N.json` for the next free N: `link` fails when the name exists, so two writers
 //! can never take the same id or overwrite each other's record; the loser tries the next number.
 //! Blobs are written to a temp file and renamed into place (the same name always holds the same
-//! bytes). Both are fsynced, with their directory, before the call that made the change answers,
+//! bytes). A delta names its base blob and how many deltas deep it is, at most
+//! [`DELTA_DEPTH_MAX`]: an edit of a file the journal already holds costs a record of what it
+//! changed, not another copy of the file. Both are fsynced, with their directory, before the call that made the change answers,
 //! so a change answered as applied is in history and can be undone after a crash. Pruning drops the oldest changesets and then blobs no changeset names, sparing blobs
 //! younger than a minute, which a writer may be about to name.
 
@@ -23,12 +27,28 @@ use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::{hash_of, Changeset, FileRecord};
+use serde::{Deserialize, Serialize};
+
+use super::{apply_hunks, hash_of, Changeset, FileRecord, Hunk};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Blobs younger than this are never pruned: a writer may have just written one for a changeset
 /// it has not published yet.
 const BLOB_GRACE: Duration = Duration::from_secs(60);
+
+/// The longest chain of deltas a blob is rebuilt through: the next one is kept whole.
+pub const DELTA_DEPTH_MAX: u32 = 32;
+
+/// A blob kept as another blob and the hunks that turn it into this one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delta {
+    /// The hash of the blob it starts from.
+    pub base: String,
+    /// Deltas between it and a blob kept whole, itself included (1: its base is whole).
+    pub depth: u32,
+    /// Replacements in the base's bytes, in order: `at` and `len` are in the base.
+    pub hunks: Vec<Hunk>,
+}
 
 /// How many bytes the kept reads of one root may take.
 const READS_MAX_BYTES: u64 = 32 * 1024 * 1024;
@@ -103,12 +123,17 @@ impl RootStore {
         let json = serde_json::to_vec(changeset).map_err(|e| Error::new(ErrorKind::IoError, e.to_string()))?;
         let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(self.changes()).map_err(io)?;
         tmp.as_file_mut().write_all(&json).map_err(io)?;
-        // On disk before the call answers: a crash right after must not lose it from history and undo.
-        tmp.as_file().sync_data().map_err(io)?;
         let mut n = self.last_id()? + 1;
         loop {
             match fs::hard_link(tmp.path(), self.changes().join(format!("{n}.json"))) {
                 Ok(()) => {
+                    // On disk before the call answers: a crash right after must not lose it from
+                    // history and undo. Its bytes are synced after the link, so that one commit
+                    // of the filesystem's journal holds both (ext4 commits the link with the
+                    // blocks the sync allocates; the directory's sync then finds it done). A
+                    // crash in between can leave the name on an empty record, which no call
+                    // answered for and which reads skip as unreadable.
+                    tmp.as_file().sync_data().map_err(io)?;
                     sync_dir(&self.changes()).map_err(io)?;
                     return Ok(n);
                 }
@@ -167,7 +192,7 @@ impl RootStore {
         let path = self.blobs().join(&hash);
         if path.exists() {
             // Touched, so pruning sees it as young while the changeset naming it is written.
-            let _ = fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(SystemTime::now()));
+            touch(&path);
             return Ok(hash);
         }
         let io = |e: io::Error| journal_error(&self.dir, &e);
@@ -181,17 +206,88 @@ impl RootStore {
         Ok(hash)
     }
 
-    /// The bytes of blob `hash`.
+    /// Whether blob `hash` is kept, and how many deltas deep (0: whole). A kept blob is touched,
+    /// so that pruning spares it while the changeset about to name it (or a delta on it) is
+    /// written.
+    pub fn has_blob(&self, hash: &str) -> Option<u32> {
+        let whole = self.blobs().join(hash);
+        let delta = self.blobs().join(format!("{hash}.d"));
+        let depth = if whole.is_file() {
+            touch(&whole);
+            0
+        } else {
+            let d: Delta = serde_json::from_slice(&fs::read(&delta).ok()?).ok()?;
+            touch(&delta);
+            d.depth
+        };
+        Some(depth)
+    }
+
+    /// Keeps the blob `hash` as `delta` (its base kept already).
+    pub fn put_delta(&self, hash: &str, delta: &Delta) -> Result<()> {
+        self.ensure()?;
+        let path = self.blobs().join(format!("{hash}.d"));
+        if path.exists() || self.blobs().join(hash).exists() {
+            return Ok(());
+        }
+        let io = |e: io::Error| journal_error(&self.dir, &e);
+        let json = serde_json::to_vec(delta).map_err(|e| Error::new(ErrorKind::IoError, e.to_string()))?;
+        let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(self.blobs()).map_err(io)?;
+        tmp.as_file_mut().write_all(&json).map_err(io)?;
+        tmp.as_file().set_permissions(fs::Permissions::from_mode(0o600)).map_err(io)?;
+        tmp.as_file().sync_data().map_err(io)?;
+        tmp.persist(&path).map_err(|e| io(e.error))?;
+        sync_dir(&self.blobs()).map_err(io)?;
+        Ok(())
+    }
+
+    /// The bytes of blob `hash`, rebuilt through its deltas when it is kept as one, and checked
+    /// against the hash then.
     pub fn blob(&self, hash: &str) -> Result<Vec<u8>> {
         if !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(Error::invalid(format!("journal blob {hash}: not a hash")));
         }
-        fs::read(self.blobs().join(hash)).map_err(|e| {
+        let gone = |e: &dyn std::fmt::Display| {
             Error::new(
                 ErrorKind::NotFound,
                 format!("the journal no longer has the file contents this change needs ({e})"),
             )
-        })
+        };
+        match fs::read(self.blobs().join(hash)) {
+            Ok(bytes) => return Ok(bytes),
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(gone(&e)),
+            Err(_) => {}
+        }
+        let delta = match fs::read(self.blobs().join(format!("{hash}.d"))) {
+            Ok(bytes) => serde_json::from_slice::<Delta>(&bytes).map_err(|e| gone(&e))?,
+            Err(e) => return Err(gone(&e)),
+        };
+        // Each step is one delta shallower, so a damaged chain cannot loop.
+        let mut chain = vec![delta];
+        let mut bytes = loop {
+            let last = chain.last().expect("a delta");
+            match fs::read(self.blobs().join(&last.base)) {
+                Ok(bytes) => break bytes,
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(gone(&e)),
+                Err(e) => {
+                    let next: Delta = match fs::read(self.blobs().join(format!("{}.d", last.base))) {
+                        Ok(b) => serde_json::from_slice(&b).map_err(|e| gone(&e))?,
+                        Err(_) => return Err(gone(&e)),
+                    };
+                    if next.depth >= last.depth {
+                        return Err(gone(&"a delta chain that does not end"));
+                    }
+                    chain.push(next);
+                }
+            }
+        };
+        for d in chain.iter().rev() {
+            bytes = apply_hunks(&bytes, &d.hunks).ok_or_else(|| gone(&"a delta that does not fit its base"))?;
+        }
+        if hash_of(&bytes) != hash {
+            return Err(gone(&"its copy rebuilt from deltas does not match its hash"));
+        }
+        Ok(bytes)
     }
 
     /// Keeps a read's bytes under its version token.
@@ -253,7 +349,11 @@ impl RootStore {
                 *refs.entry(h).or_default() += 1;
             }
         }
-        let blob_len = |h: &str| fs::metadata(self.blobs().join(h)).map_or(0, |m| m.len());
+        let blob_len = |h: &str| {
+            fs::metadata(self.blobs().join(h))
+                .or_else(|_| fs::metadata(self.blobs().join(format!("{h}.d"))))
+                .map_or(0, |m| m.len())
+        };
         let mut live: u64 = kept.iter().map(|k| k.1).sum::<u64>() + refs.keys().map(|h| blob_len(h)).sum::<u64>();
         // Down to 90% of the bound, so that pruning is not repeated on every change.
         let target = max_bytes / 10 * 9;
@@ -277,8 +377,25 @@ impl RootStore {
             }
         }
         refs.retain(|_, count| *count > 0);
-        let named: HashSet<String> = refs.keys().map(|h| (*h).to_owned()).collect();
+        let mut named: HashSet<String> = refs.keys().map(|h| (*h).to_owned()).collect();
+        // A delta's base (and its base's) stays while the delta does.
+        let mut bases: Vec<String> = named.iter().cloned().collect();
+        while let Some(h) = bases.pop() {
+            if let Some(d) = self.delta(&h) {
+                if named.insert(d.base.clone()) {
+                    bases.push(d.base);
+                }
+            }
+        }
         self.remove_unnamed_blobs(&named, &released);
+    }
+
+    /// Blob `hash`'s delta, when it is kept as one.
+    fn delta(&self, hash: &str) -> Option<Delta> {
+        if self.blobs().join(hash).exists() {
+            return None;
+        }
+        serde_json::from_slice(&fs::read(self.blobs().join(format!("{hash}.d"))).ok()?).ok()
     }
 
     /// Removes every blob whose hash is not in `named` and that is older than [`BLOB_GRACE`] or
@@ -286,7 +403,8 @@ impl RootStore {
     fn remove_unnamed_blobs(&self, named: &HashSet<String>, released: &HashMap<String, u64>) {
         let Ok(entries) = fs::read_dir(self.blobs()) else { return };
         for e in entries.filter_map(|e| e.ok()) {
-            let name = e.file_name().to_string_lossy().into_owned();
+            let file = e.file_name().to_string_lossy().into_owned();
+            let name = file.strip_suffix(".d").unwrap_or(&file).to_owned();
             if name.starts_with('.') || named.contains(&name) {
                 continue;
             }
@@ -345,6 +463,11 @@ fn prune_oldest(dir: &Path, max: u64) {
             total -= len;
         }
     }
+}
+
+/// Sets the modification time of `path` to now (pruning spares what is young).
+fn touch(path: &Path) {
+    let _ = fs::File::options().append(true).open(path).and_then(|f| f.set_modified(SystemTime::now()));
 }
 
 /// Makes the entries of `dir` (a name just linked or renamed into it) durable.

@@ -143,7 +143,7 @@ impl Model<'_> {
             Op::Edit | Op::Overwrite => {
                 let after = self.blob(c, r.after.as_ref(), r)?;
                 let before = if r.op == Op::Edit {
-                    apply_reverse(&after, &r.reverse)
+                    super::apply_hunks(&after, &r.reverse)
                         .ok_or_else(|| self.cannot(c, r, "its record does not fit the file's contents"))?
                 } else {
                     self.blob(c, r.before.as_ref(), r)?
@@ -356,20 +356,4 @@ fn text_of(vfs: &Vfs, path: &Path, bytes: Vec<u8>) -> Result<String> {
             format!("{}: its old contents are not UTF-8 text, which tether does not write back", display(vfs, path)),
         )
     })
-}
-
-/// The bytes before a change: `after` with the reverse hunks applied.
-pub(super) fn apply_reverse(after: &[u8], hunks: &[super::Hunk]) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(after.len());
-    let mut at = 0;
-    for h in hunks {
-        if h.at < at || h.at + h.len > after.len() {
-            return None;
-        }
-        out.extend_from_slice(&after[at..h.at]);
-        out.extend_from_slice(h.text.as_bytes());
-        at = h.at + h.len;
-    }
-    out.extend_from_slice(&after[at..]);
-    Some(out)
 }

@@ -543,20 +543,33 @@ impl EditorSink {
                 });
             }
         }
+        // A buffer where the edit landed alone (no keystrokes in the same change) holds exactly
+        // the plan's new text, under the change stamp the store gave that version.
+        let stamps: Vec<Option<u64>> = editor
+            .iter()
+            .zip(&landings)
+            .map(|(op, landing)| match (op, landing) {
+                (EditorOp::Edit(e), Landing::Landed { version, typed: false }) => {
+                    self.shared.store.get(e.path.real()).filter(|d| d.version == *version).map(|d| d.last_change)
+                }
+                _ => None,
+            })
+            .collect();
         let mut dests = self.handle.block_on(self.delivery.save(&caps, &editor, &landings)).into_iter();
-        let files = plan
+        let mut stamps = stamps.into_iter();
+        let (files, buffer_stamps) = plan
             .ops
             .iter()
             .zip(&steps)
             .map(|(op, step)| {
-                let dest = match step {
-                    None => Destination::Disk,
-                    Some(_) => dests.next().unwrap_or(Destination::Disk),
+                let (dest, stamp) = match step {
+                    None => (Destination::Disk, None),
+                    Some(_) => (dests.next().unwrap_or(Destination::Disk), stamps.next().flatten()),
                 };
-                (op.path().given().to_owned(), dest)
+                ((op.path().given().to_owned(), dest), stamp)
             })
-            .collect();
-        Ok(Applied { files, unversioned: !caps.document_changes, reviewed: None })
+            .unzip();
+        Ok(Applied { files, unversioned: !caps.document_changes, reviewed: None, buffer_stamps })
     }
 }
 

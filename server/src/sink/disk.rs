@@ -151,7 +151,10 @@ impl Prepared<'_> {
             }
         }
         let files = plan.ops.iter().map(|op| (op.path().given().to_owned(), Destination::Disk)).collect();
-        Ok(Pending { tx: Some(tx), applied: Applied { files, unversioned: false, reviewed: None } })
+        Ok(Pending {
+            tx: Some(tx),
+            applied: Applied { files, unversioned: false, reviewed: None, buffer_stamps: Vec::new() },
+        })
     }
 }
 

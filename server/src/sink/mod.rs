@@ -68,6 +68,10 @@ pub struct Applied {
     /// The plan as applied, when it is not the plan the sink was given: the user reviewed it
     /// and took only part of it, or changed it (`files` then follows this plan).
     pub reviewed: Option<EditPlan>,
+    /// For each operation of the plan as applied: the store's change stamp of the editor buffer
+    /// that then held exactly the operation's new text, when one did (see `Origin::Buffer`), so
+    /// that the next change to it knows that text's hash. Empty when no buffer was changed.
+    pub buffer_stamps: Vec<Option<u64>>,
 }
 
 impl Applied {

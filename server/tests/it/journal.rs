@@ -187,6 +187,21 @@ fn two_processes_writing_at_once_lose_no_record() {
     assert_eq!(paths.len(), 2 * per, "every write recorded once");
 }
 
+/// `tether call TOOL -` with `args` on standard input (too long for a command line) and a
+/// journal bound of 1 MiB.
+fn call_bounded(state: &Path, root: &Path, tool: &str, args: &Value) -> Output {
+    let mut child = Command::new(BIN)
+        .args(["call", tool, "-", "--journal-max-mib", "1", "--root"])
+        .arg(root)
+        .env("XDG_STATE_HOME", state)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), args.to_string().as_bytes()).expect("args");
+    child.wait_with_output().expect("wait")
+}
+
 #[test]
 fn a_journal_at_its_bound_drops_the_oldest() {
     let (state, dir) = (tempfile::tempdir().expect("state"), tempfile::tempdir().expect("root"));
@@ -194,17 +209,12 @@ fn a_journal_at_its_bound_drops_the_oldest() {
     // Each write keeps about 300 KB of new contents; a 1 MiB journal holds three or so.
     for i in 0..8 {
         let content = format!("{i}\n").repeat(150_000);
-        let mut child = Command::new(BIN)
-            .args(["call", "write_file", "-", "--journal-max-mib", "1", "--root"])
-            .arg(&root)
-            .env("XDG_STATE_HOME", state.path())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        let args = json!({"path": format!("big{i}.txt"), "content": content}).to_string();
-        std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), args.as_bytes()).expect("args");
-        ok(&child.wait_with_output().expect("wait"));
+        ok(&call_bounded(
+            state.path(),
+            &root,
+            "write_file",
+            &json!({"path": format!("big{i}.txt"), "content": content}),
+        ));
     }
     let listed = history(state.path(), &root, &[]);
     let ids: Vec<&str> =
@@ -300,4 +310,107 @@ fn history_filters_by_path_client_and_time() {
     // The tools are not served when the journal is off.
     let out = tether(state.path(), &root, &["call", "history", "{}", "--no-journal"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+/// The files of the one root's journal directory `part` (`blobs`, `changes`) under `state`.
+fn journal_files(state: &Path, part: &str) -> Vec<std::path::PathBuf> {
+    let journal =
+        fs::read_dir(state.join("tether/journal")).expect("journal").next().expect("root").expect("dir").path();
+    fs::read_dir(journal.join(part)).expect("part").map(|e| e.expect("entry").path()).collect()
+}
+
+#[test]
+fn edits_of_a_kept_file_are_kept_as_deltas_and_undo_through_them_byte_for_byte() {
+    let (state, dir) = (tempfile::tempdir().expect("state"), tempfile::tempdir().expect("root"));
+    let root = dir.path().canonicalize().expect("canonical");
+    let file = root.join("big.txt");
+    // A BOM and CRLF lines, so that the deltas' offsets count the BOM and keep the line ends.
+    let original: String = format!("\u{feff}{}", (0..20_000).map(|i| format!("line {i}\r\n")).collect::<String>());
+    fs::write(&file, &original).expect("write");
+    let rounds = 40;
+    for i in 0..rounds {
+        let (old, new) = (format!("line {}\r\n", i * 100), format!("edited {i}\r\nand a line\r\n"));
+        ok(&call(state.path(), &root, "edit_file", &json!({"path": "big.txt", "old_string": old, "new_string": new})));
+    }
+    let edited = fs::read(&file).expect("read");
+    let blobs = journal_files(state.path(), "blobs");
+    let whole = blobs.iter().filter(|p| p.extension().is_none()).count();
+    let deltas: Vec<_> = blobs.iter().filter(|p| p.extension().is_some_and(|e| e == "d")).collect();
+    // The first edit keeps the new text whole (the journal had no copy of the old one); each
+    // later one only what it changed, until the chain is 32 deep and a copy is kept whole again.
+    assert_eq!(whole, 2, "{blobs:?}");
+    assert_eq!(deltas.len(), rounds - 2, "{blobs:?}");
+    assert!(deltas.iter().all(|d| fs::metadata(d).expect("meta").len() < 1000), "a delta holds the change only");
+    // History shows a change from its texts rebuilt through the deltas.
+    let listed = history(state.path(), &root, &[]);
+    let newest = listed["changesets"][0]["id"].as_str().expect("id").to_owned();
+    let shown = ok(&tether(state.path(), &root, &["history", &newest]));
+    assert!(shown.contains(&format!("+edited {}", rounds - 1)), "{shown}");
+    // Undone one at a time, newest first, each through the texts the deltas rebuild.
+    for _ in 0..rounds {
+        ok(&tether(state.path(), &root, &["undo", "--last", "1"]));
+    }
+    assert_eq!(fs::read_to_string(&file).expect("read"), original, "every edit undone, byte for byte");
+    assert_ne!(edited, original.as_bytes());
+}
+
+#[test]
+fn a_damaged_delta_is_refused_not_rebuilt_wrong() {
+    let (state, dir) = (tempfile::tempdir().expect("state"), tempfile::tempdir().expect("root"));
+    let root = dir.path().canonicalize().expect("canonical");
+    let file = root.join("notes.txt");
+    fs::write(&file, "one\ntwo\nthree\n").expect("write");
+    for (old, new) in [("one", "ONE"), ("two", "TWO")] {
+        ok(&call(
+            state.path(),
+            &root,
+            "edit_file",
+            &json!({"path": "notes.txt", "old_string": old, "new_string": new}),
+        ));
+    }
+    let blobs = journal_files(state.path(), "blobs");
+    let delta = blobs.iter().find(|p| p.extension().is_some_and(|e| e == "d")).expect("the second edit's delta");
+    let damaged = fs::read_to_string(delta).expect("read").replace("TWO", "TW0");
+    fs::write(delta, damaged).expect("damage");
+    fs::write(&file, "ONE\nTWO\nthree\nfour\n").expect("a later change, so that undo needs the recorded text");
+    let out = tether(state.path(), &root, &["undo", "--last", "1"]);
+    assert!(!out.status.success(), "{out:?}");
+    let err: Value = serde_json::from_slice(&out.stdout).expect("error json");
+    assert!(err["message"].as_str().expect("message").contains("does not match its hash"), "{err}");
+    assert_eq!(fs::read_to_string(&file).expect("read"), "ONE\nTWO\nthree\nfour\n", "nothing changed");
+}
+
+#[test]
+fn a_pruned_changeset_keeps_the_blob_later_deltas_start_from() {
+    let (state, dir) = (tempfile::tempdir().expect("state"), tempfile::tempdir().expect("root"));
+    let root = dir.path().canonicalize().expect("canonical");
+    let file = root.join("big.txt");
+    fs::write(&file, (0..30_000).map(|i| format!("line {i}\n")).collect::<String>()).expect("write");
+    let mut before_last = String::new();
+    for i in 0..8 {
+        before_last = fs::read_to_string(&file).expect("read");
+        let args =
+            json!({"path": "big.txt", "old_string": format!("line {}\n", i * 10), "new_string": format!("edit {i}\n")});
+        ok(&call_bounded(state.path(), &root, "edit_file", &args));
+        // Another file's whole new text in each round fills the 1 MiB journal, so the oldest
+        // changesets (the first edit's among them, the one that kept big.txt whole) are dropped.
+        let args = json!({"path": format!("other{i}.txt"), "content": format!("{i}\n").repeat(150_000)});
+        ok(&call_bounded(state.path(), &root, "write_file", &args));
+    }
+    // A blob younger than a minute is never pruned (a writer may be about to name it): these
+    // are made older, and one more change makes the journal prune.
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(600);
+    for blob in journal_files(state.path(), "blobs") {
+        fs::File::options().append(true).open(&blob).and_then(|f| f.set_modified(old)).expect("age");
+    }
+    let args = json!({"path": "other8.txt", "content": "8\n".repeat(150_000)});
+    ok(&call_bounded(state.path(), &root, "write_file", &args));
+    let listed = history(state.path(), &root, &[]);
+    let ids: Vec<&str> =
+        listed["changesets"].as_array().expect("list").iter().map(|c| c["id"].as_str().expect("id")).collect();
+    assert!(!ids.contains(&"1"), "the first edit's changeset was dropped: {ids:?}");
+    // The newest edit's text is rebuilt from the first edit's blob through seven deltas.
+    ok(&tether(state.path(), &root, &["undo", "--last", "3"]));
+    assert_eq!(fs::read_to_string(&file).expect("read"), before_last);
+    assert!(!root.join("other7.txt").exists());
 }

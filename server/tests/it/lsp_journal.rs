@@ -67,3 +67,43 @@ async fn typing_over_the_changed_line_makes_the_undo_refuse_naming_it() {
     assert_eq!(buffer, "alpha\nBETA?\ngamma\n", "nothing changed");
     s.shutdown().await;
 }
+
+/// The hash each file record of changeset `n` gives its two sides, read from the journal's files.
+fn recorded_sides(state: &std::path::Path, n: u64) -> (String, String) {
+    let root = std::fs::read_dir(state).expect("journal").next().expect("a root").expect("dir").path();
+    let c: Value =
+        serde_json::from_slice(&std::fs::read(root.join(format!("changes/{n}.json"))).expect("record")).expect("json");
+    let side = |s: &str| c["files"][0][s]["hash"].as_str().expect("hash").to_owned();
+    (side("before"), side("after"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_change_to_a_buffer_records_the_hashes_of_its_texts() {
+    // Large enough that the sides are worked out while the edit is delivered; the second and
+    // third changes start from a text this process recorded, and the third from one the user
+    // changed since.
+    let state = tempfile::tempdir().expect("state");
+    let s = start(state.path()).await;
+    let big: String = (0..40_000).map(|i| format!("line {i}\n")).collect();
+    s.open("big.txt", &big);
+    s.sync().await;
+    let hash = |text: &str| blake3::hash(text.as_bytes()).to_hex().to_string();
+    let mut texts = vec![big.clone()];
+    for (n, (old, new)) in
+        [("line 10\n", "ten\n"), ("line 20\n", "twenty\n"), ("line 30\n", "thirty\n")].iter().enumerate()
+    {
+        if n == 2 {
+            s.type_text("big.txt", 0, 0, "typed ");
+            s.sync().await;
+            texts.push(s.server_copy("big.txt").await.expect("open").1);
+        }
+        let r = standard(&s, "edit_file", json!({"path": "big.txt", "old_string": old, "new_string": new})).await;
+        assert!(error_kind(&r).is_none(), "{r}");
+        let before = texts.last().expect("a text").clone();
+        let after = s.server_copy("big.txt").await.expect("open").1;
+        assert_eq!(after, before.replacen(old, new, 1));
+        assert_eq!(recorded_sides(state.path(), n as u64 + 1), (hash(&before), hash(&after)), "change {}", n + 1);
+        texts.push(after);
+    }
+    s.shutdown().await;
+}
