@@ -32,89 +32,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-
-
-class Lsp:
-    """A language client over stdio: requests answered by id, server requests answered `null`."""
-
-    def __init__(self, argv: list[str], cwd: pathlib.Path, env: dict):
-        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
-        self.next_id = 0
-        self.answers: dict[int, dict] = {}
-        self.cond = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        out = self.proc.stdout
-        while True:
-            length = None
-            while True:
-                line = out.readline()
-                if not line:
-                    return
-                line = line.strip()
-                if not line:
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            message = json.loads(out.read(length))
-            if "method" in message and "id" in message:
-                self._send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-            elif "id" in message:
-                with self.cond:
-                    self.answers[message["id"]] = message
-                    self.cond.notify_all()
-
-    def _send(self, message: dict):
-        body = json.dumps(message).encode()
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.proc.stdin.flush()
-
-    def notify(self, method: str, params: dict):
-        self._send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    @staticmethod
-    def encode(method: str, params: dict) -> bytes:
-        """A notification's bytes, to be sent later with `write`."""
-        body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode()
-        return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-    def write(self, data: bytes):
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def request(self, method: str, params) -> dict:
-        self.next_id += 1
-        key = self.next_id
-        self._send({"jsonrpc": "2.0", "id": key, "method": method, "params": params})
-        with self.cond:
-            self.cond.wait_for(lambda: key in self.answers, timeout=300)
-            answer = self.answers.pop(key)
-        if "error" in answer:
-            raise RuntimeError(f"{method}: {answer['error']}")
-        return answer["result"]
-
-    def rss_mib(self) -> float:
-        for line in pathlib.Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        raise RuntimeError("no VmRSS")
-
-    def round_trip(self):
-        self.request("workspace/executeCommand", {"command": "tether.listTools", "arguments": []})
-
-    def close(self):
-        try:
-            self.request("shutdown", None)
-            self.notify("exit", {})
-            self.proc.wait(timeout=10)
-        except Exception:  # noqa: BLE001  (a bench that is ending)
-            self.proc.kill()
+sys.path.insert(0, str(REPO / "bench"))
+from stdio_clients import Lsp  # noqa: E402
 
 
 def write_workspace(root: pathlib.Path, docs: int, kib: int) -> list[pathlib.Path]:
