@@ -76,7 +76,7 @@ pub fn glob(ctx: &Context<'_>, args: GlobArgs) -> Result<String> {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return;
             }
-            if !pattern.is_match(entry.path().strip_prefix(base).unwrap_or(entry.path())) {
+            if !pattern.is_match(crate::workspace::below(entry.path(), base).unwrap_or(entry.path())) {
                 return;
             }
             let modified = entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(UNIX_EPOCH);

@@ -120,6 +120,11 @@ impl Deny {
         None
     }
 
+    /// Whether it hides nothing.
+    pub fn is_empty(&self) -> bool {
+        self.patterns.is_empty()
+    }
+
     /// Whether `rel` itself (its name, or its whole relative path) is hidden, its parents
     /// already known not to be: what a walk asks of each entry, as it never enters a hidden
     /// directory.

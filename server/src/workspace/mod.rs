@@ -339,6 +339,26 @@ fn lexical_normalize(p: &Path) -> PathBuf {
     out
 }
 
+/// `path` relative to `base`, for a path a walk built from `base` (or any path that starts with
+/// its bytes): a byte comparison, where [`Path::strip_prefix`] compares component by component
+/// (a fifth of a glob's time over a million files). Other paths go the slow way.
+pub fn below<'a>(path: &'a Path, base: &Path) -> Option<&'a Path> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let (bytes, prefix) = (path.as_os_str().as_bytes(), base.as_os_str().as_bytes());
+    let fast = bytes.strip_prefix(prefix).and_then(|rest| match rest {
+        [] => Some(rest),
+        [b'/', rel @ ..] if !rel.starts_with(b"/") => Some(rel),
+        _ if prefix.ends_with(b"/") && !rest.starts_with(b"/") => Some(rest),
+        _ => None,
+    });
+    // `.` components and doubled or trailing slashes are for the slow way to drop.
+    let plain = |rel: &[u8]| !rel.ends_with(b"/") && !rel.split(|&b| b == b'/').any(|c| c == b"." || c.is_empty());
+    match fast {
+        Some(rel) if rel.is_empty() || plain(rel) => Some(Path::new(OsStr::from_bytes(rel))),
+        _ => path.strip_prefix(base).ok(),
+    }
+}
+
 /// The file name of `p` for display, or the whole path when it has none.
 pub fn file_name(p: &Path) -> &OsStr {
     p.file_name().unwrap_or(p.as_os_str())

@@ -152,3 +152,33 @@ fn roots_must_be_directories() {
     assert_eq!(Workspace::new([&missing]).map(|_| ()).map_err(|e| e.kind()), Err(ErrorKind::NotFound));
     assert_eq!(Workspace::new(Vec::<&Path>::new()).map(|_| ()).map_err(|e| e.kind()), Err(ErrorKind::InvalidInput));
 }
+
+#[test]
+fn below_is_strip_prefix() {
+    let cases = [
+        ("/a/b/c.rs", "/a/b"),
+        ("/a/b", "/a/b"),
+        ("/a/bc/d", "/a/b"),
+        ("/a/b//c", "/a/b"),
+        ("/a/b/c/", "/a/b"),
+        ("/x", "/"),
+        ("/a/b/c", "/a/b/"),
+        ("/a/./b/c", "/a/b"),
+        ("/a/b/./c", "/a/b"),
+        ("/a/b/c/.", "/a/b"),
+        ("/a/b/c//d", "/a/b"),
+        ("/a/b/..", "/a/b"),
+        ("relative/x", "relative"),
+        ("/elsewhere", "/a"),
+    ];
+    for (path, base) in cases {
+        let (path, base) = (Path::new(path), Path::new(base));
+        assert_eq!(
+            super::below(path, base),
+            path.strip_prefix(base).ok(),
+            "{} below {}",
+            path.display(),
+            base.display()
+        );
+    }
+}

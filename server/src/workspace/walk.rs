@@ -96,7 +96,7 @@ impl Workspace {
                     Match::None => {}
                 }
             }
-            if let Some(rel) = root.as_deref().and_then(|r| e.path().strip_prefix(r).ok()) {
+            if let Some(rel) = root.as_deref().filter(|_| !deny.is_empty()).and_then(|r| super::below(e.path(), r)) {
                 if deny.denies_entry(rel) {
                     return false;
                 }

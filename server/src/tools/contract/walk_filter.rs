@@ -96,7 +96,7 @@ impl Excludes {
             if p == base || p.parent().is_none() {
                 break;
             }
-            let rel = p.strip_prefix(base).unwrap_or(p);
+            let rel = crate::workspace::below(p, base).unwrap_or(p);
             let name = p.file_name().map(Path::new).unwrap_or(p);
             if self.set.is_match(rel) || self.set.is_match(name) || self.set.is_match(p) {
                 return true;

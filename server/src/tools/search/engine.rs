@@ -226,7 +226,7 @@ fn search_dir(
                 return;
             }
             if let Some(g) = glob {
-                if !g.is_match(entry.path().strip_prefix(base).unwrap_or(entry.path())) {
+                if !g.is_match(crate::workspace::below(entry.path(), base).unwrap_or(entry.path())) {
                     return;
                 }
             }
