@@ -223,14 +223,15 @@ impl Side {
     }
 }
 
-/// One replacement that turns the bytes after a change back into the bytes before it.
+/// One replacement in a text: in an edit's record, one that turns the bytes after the change
+/// back into the bytes before it; in a delta, one that turns its base into the blob.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hunk {
-    /// Byte offset in the bytes after.
+    /// Byte offset in the text replaced in (the bytes after, for an edit's record).
     pub at: usize,
     /// Bytes replaced there.
     pub len: usize,
-    /// The bytes before, in their place.
+    /// What takes their place (the bytes before, for an edit's record).
     pub text: String,
 }
 

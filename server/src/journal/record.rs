@@ -166,7 +166,8 @@ fn edit_record(journal: &Journal, real: &Path, base: &Base, changes: &[TextChang
         Origin::Buffer { stamp, .. } => known::recall(real, stamp),
         Origin::Disk => None,
     };
-    let old_hash = || known_before.clone().unwrap_or_else(|| hash_pieces(std::iter::once(bom).chain(chunks(0..len))));
+    let hash_old = || hash_pieces(std::iter::once(bom).chain(chunks(0..len)));
+    let old_hash = || known_before.clone().unwrap_or_else(hash_old);
     // The new text is kept whole, or as what the edit changed when the journal keeps the old
     // text already (the file's last recorded change, most often): then it is only hashed.
     // `new_hash`: the new text's hash, when known already.
@@ -201,7 +202,7 @@ fn edit_record(journal: &Journal, real: &Path, base: &Base, changes: &[TextChang
         None if len >= PARALLEL_MIN => std::thread::scope(|s| {
             let old = s.spawn(old_hash);
             let new_hash = hash_pieces(pieces.iter().copied());
-            let old = old.join().unwrap_or_else(|_| hash_pieces(std::iter::once(bom).chain(chunks(0..len))));
+            let old = old.join().unwrap_or_else(|_| hash_old());
             let after = new_side(&old, Some(new_hash));
             (old, after)
         }),
