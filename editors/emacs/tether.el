@@ -47,6 +47,12 @@
 
 (declare-function grep-mode "grep")
 
+;; What Emacs knows (diagnostics, the view, the language servers'
+;; answers) is in a file of its own, loaded with `tether-mode'.
+(autoload 'tether--editor-context "tether-knowledge")
+(autoload 'tether--language-request "tether-knowledge")
+(autoload 'tether--send-all-diagnostics "tether-knowledge")
+
 (defconst tether-version "0.1.0"
   "This package's version: the version of the tether binary it is made for.")
 
@@ -123,11 +129,30 @@ Recorded before the change, while the old text is there to measure.")
 (defvar-local tether--batch nil
   "While an edit from tether is applied: (batch . CHANGES).
 They are sent as one `didChange' once the edit is in.")
+(defvar-local tether--ticks nil
+  "The versions last sent to tether, newest first: (TICK . VERSION).
+TICK is the `buffer-chars-modified-tick' at which the buffer held the
+text of VERSION.  A language server's report names the version of
+the text it was computed for in that server's count; the tick of
+that text gives tether's version of it (see tether-knowledge.el).")
 (dolist (var '(tether--conn tether--uri tether--version tether--eol
-                            tether--before tether--batch))
+                            tether--before tether--batch tether--ticks))
   (put var 'permanent-local t))
 (put 'tether--before-change 'permanent-local-hook t)
 (put 'tether--after-change 'permanent-local-hook t)
+
+(defconst tether--ticks-kept 64
+  "How many versions `tether--ticks' and its kin remember.")
+
+(defun tether--remember-tick ()
+  "Record that the buffer's text now is `tether--version'."
+  (push (cons (buffer-chars-modified-tick) tether--version) tether--ticks)
+  (when (> (length tether--ticks) tether--ticks-kept)
+    (setcdr (nthcdr (1- tether--ticks-kept) tether--ticks) nil)))
+
+(defvar tether-after-apply-functions nil
+  "Functions called in each buffer an edit from tether has changed.
+They run once the edit is in, in the buffer, with no argument.")
 
 (defvar tether--in-change nil
   "Non-nil while a change hook of ours runs.
@@ -146,9 +171,10 @@ Sending to the server may run process filters, and so an edit.")
 ;; which `position-bytes' gives directly (Emacs keeps text as UTF-8); in
 ;; `utf-16' a character beyond the Basic Multilingual Plane counts twice.
 
-(defun tether--column (bol pos)
-  "The LSP column of POS on the line starting at BOL."
-  (pcase (tether--encoding tether--conn)
+(defun tether--column (bol pos &optional encoding)
+  "The LSP column of POS on the line starting at BOL.
+ENCODING (`utf-8', `utf-16' or `utf-32') defaults to the connection's."
+  (pcase (or encoding (tether--encoding tether--conn))
     ('utf-8 (- (position-bytes pos) (position-bytes bol)))
     ('utf-32 (- pos bol))
     (_ (save-excursion
@@ -158,20 +184,23 @@ Sending to the server may run process filters, and so an edit.")
              (cl-incf astral))
            (+ (- pos bol) astral))))))
 
-(defun tether--position (pos)
-  "The LSP position of buffer position POS."
+(defun tether--position (pos &optional encoding)
+  "The LSP position of buffer position POS, in ENCODING's unit.
+ENCODING defaults to the connection's."
   (save-excursion
     (save-restriction
       (widen)
       (goto-char pos)
       (list :line (1- (line-number-at-pos pos t))
-            :character (tether--column (line-beginning-position) pos)))))
+            :character (tether--column (line-beginning-position) pos
+                                       encoding)))))
 
-(defun tether--point (position)
+(defun tether--point (position &optional encoding)
   "The buffer position of LSP POSITION, or nil when there is none.
 A line past the end, a column past the end of its line or inside a
 character are not in the buffer: the edit was made for other text,
-and guessing would put it in the wrong place."
+and guessing would put it in the wrong place.  ENCODING, the unit of
+its column, defaults to the connection's."
   (let ((line (plist-get position :line))
         (column (plist-get position :character)))
     (when (and (natnump line) (natnump column))
@@ -182,7 +211,7 @@ and guessing would put it in the wrong place."
           (when (and (zerop (forward-line line)) (bolp))
             (let ((bol (point))
                   (eol (line-end-position)))
-              (pcase (tether--encoding tether--conn)
+              (pcase (or encoding (tether--encoding tether--conn))
                 ('utf-8
                  (let ((target (+ (position-bytes bol) column)))
                    (when (<= target (position-bytes eol))
@@ -254,7 +283,9 @@ and guessing would put it in the wrong place."
             tether--version 0
             tether--eol (tether--eol-of-buffer)
             tether--before nil
-            tether--batch nil)
+            tether--batch nil
+            tether--ticks nil)
+      (tether--remember-tick)
       (puthash uri (current-buffer) (tether--docs conn))
       (add-hook 'before-change-functions #'tether--before-change nil t)
       (add-hook 'after-change-functions #'tether--after-change nil t)
@@ -345,6 +376,7 @@ the whole text is sent, so that tether's copy never drifts."
   (if tether--batch
       (push change (cdr tether--batch))
     (cl-incf tether--version)
+    (tether--remember-tick)
     (tether--notify
      :textDocument/didChange
      (list :textDocument (list :uri tether--uri :version tether--version)
@@ -356,6 +388,7 @@ the whole text is sent, so that tether's copy never drifts."
     (setq tether--batch nil)
     (when changes
       (cl-incf tether--version)
+      (tether--remember-tick)
       (tether--notify
        :textDocument/didChange
        (list :textDocument (list :uri tether--uri :version tether--version)
@@ -502,6 +535,10 @@ already changed are put back and the edit is refused."
         (undo-amalgamate-change-group (cdr g))
         (accept-change-group (cdr g))
         (undo-boundary)))
+    (dolist (g groups)
+      (with-current-buffer (car g)
+        (with-demoted-errors "tether: after the edit: %S"
+          (run-hooks 'tether-after-apply-functions))))
     ;; The boundary after the edit must stay: a key typed next would
     ;; otherwise be amalgamated into the edit's undo step, as
     ;; consecutive self-inserts are into one another.
@@ -549,6 +586,8 @@ unsaved rather than asking."
   (pcase method
     ('workspace/applyEdit (tether--apply-workspace-edit conn params))
     ('tether/saveDocuments (tether--save-documents conn params))
+    ('tether/editorContext (tether--editor-context conn))
+    ('tether/languageRequest (tether--language-request conn params))
     ((or 'client/registerCapability 'client/unregisterCapability) nil)
     ('window/showMessageRequest
      (message "tether: %s" (plist-get params :message))
@@ -641,6 +680,9 @@ modified meanwhile is left to Emacs's usual question."
                                      :didSave t))
            :experimental (list :tether
                                (list :saveDocuments t
+                                     :diagnostics t
+                                     :editorContext t
+                                     :languageRequests t
                                      :diskChanges t
                                      :diskReloads t
                                      :protocolVersion
@@ -757,7 +799,8 @@ A server of an incompatible protocol is stopped, with a message saying why."
                  (not (file-remote-p buffer-file-name))
                  (equal (tether--project-root buffer-file-name)
                         (tether--root conn)))
-        (tether--open conn)))))
+        (tether--open conn))))
+  (tether--send-all-diagnostics conn))
 
 (defun tether--on-shutdown (conn)
   "Cut CONN's buffers off once its process is gone.
@@ -825,6 +868,8 @@ buffers, one undo step each."
                  (kill-emacs-hook . tether--shutdown-all))))
     (cond
      (tether-mode
+      ;; Before any buffer opens: it notes what eglot and lsp-mode send.
+      (require 'tether-knowledge)
       (pcase-dolist (`(,hook . ,fn) hooks) (add-hook hook fn))
       (setq tether--exited nil)
       (dolist (buffer (buffer-list))

@@ -39,7 +39,13 @@ class Emacs:
     """One `emacs -nw` in its own tmux server, with eglot running tether lsp."""
 
     def __init__(
-        self, root: pathlib.Path, home: pathlib.Path, confirm: bool, client: str, setup: pathlib.Path = HERE / "setup.el"
+        self,
+        root: pathlib.Path,
+        home: pathlib.Path,
+        confirm: bool,
+        client: str,
+        setup: pathlib.Path = HERE / "setup.el",
+        env: dict | None = None,
     ):
         self.root = root
         self.out = home / "out"
@@ -57,6 +63,7 @@ class Emacs:
             "TETHER_LOG": "warn",
             # tether lsp's bridge socket and discovery file: private to this test.
             "XDG_RUNTIME_DIR": str(self.runtime),
+            **(env or {}),
         }
         for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
             (home / var).mkdir()

@@ -30,6 +30,37 @@
 
 (tether-mode 1)
 
+;;; A language server beside tether, through eglot, when the test names one:
+;;   TETHER_TEST_PYTHON_LS  the command of a Python language server, as a JSON list
+
+(defvar tether-test-python-ls
+  (let ((command (getenv "TETHER_TEST_PYTHON_LS")))
+    (and command (not (string-empty-p command))
+         (json-parse-string command :array-type 'list))))
+
+(when tether-test-python-ls
+  (dolist (dir (directory-files "/usr/share/emacs/site-lisp/elpa" t "^[a-z]"))
+    (add-to-list 'load-path dir))
+  (require 'eglot)
+  (setq eglot-autoreconnect nil
+        eglot-confirm-server-initiated-edits nil)
+  (add-to-list 'eglot-server-programs (cons 'python-mode tether-test-python-ls)))
+
+;;   TETHER_TEST_LSP_MODE   "1": lsp-mode runs that server instead of eglot
+(when (and tether-test-python-ls (equal (getenv "TETHER_TEST_LSP_MODE") "1"))
+  (require 'lsp-mode)
+  (setq lsp-session-file (concat tether-test-out "lsp-session")
+        lsp-auto-guess-root t
+        lsp-enable-file-watchers nil
+        lsp-headerline-breadcrumb-enable nil
+        lsp-modeline-code-actions-enable nil
+        lsp-modeline-diagnostics-enable nil
+        lsp-enable-snippet nil)
+  (lsp-register-client
+   (make-lsp-client :new-connection (lsp-stdio-connection tether-test-python-ls)
+                    :major-modes '(python-mode)
+                    :server-id 'tether-test-python)))
+
 ;;; What the tests count: every `workspace/applyEdit' answered, and the refusals among them.
 
 (defvar tether-test-applied 0 "How many workspace edits tether.el was asked to apply.")
@@ -47,8 +78,8 @@
 
 (defvar tether-test-buffer nil "The buffer the test types into.")
 
-(defun tether-test--wait-for (what ready)
-  (let ((deadline (+ (float-time) 20)))
+(defun tether-test--wait-for (what ready &optional seconds)
+  (let ((deadline (+ (float-time) (or seconds 20))))
     (while (and (not (funcall ready)) (< (float-time) deadline))
       (accept-process-output nil 0.05))
     (or (funcall ready) (error "timed out waiting for %s" what))))
@@ -107,6 +138,72 @@ or process output: keys typed and an edit sent meanwhile are both waiting when i
 (defun tether-test-restart ()
   "`tether-restart' from the test's buffer, as a user would run it there."
   (with-current-buffer tether-test-buffer (tether-restart))
+  t)
+
+;;; The editor's knowledge: eglot beside tether-mode.
+
+(defun tether-test-eglot (file)
+  "Visits FILE and has eglot manage it with the test's language server (as `M-x eglot' would:
+`eglot-ensure' waits for a command loop that emacsclient does not run); waits until the server
+has reported on it and tether-mode has kept that report."
+  (tether-test-open file)
+  (with-current-buffer tether-test-buffer
+    (unless eglot--managed-mode
+      (apply #'eglot--connect (eglot--guess-contact))))
+  (tether-test--wait-for
+   "eglot's server to report on the buffer"
+   (lambda () (with-current-buffer tether-test-buffer
+                (and eglot--managed-mode tether--reports t)))
+   90)
+  t)
+
+(defun tether-test-lsp (file)
+  "Visits FILE and starts lsp-mode in it with the test's language server; waits until the
+server has reported on it and tether-mode has kept that report."
+  (tether-test-open file)
+  (with-current-buffer tether-test-buffer
+    (unless lsp-mode
+      (lsp)))
+  (tether-test--wait-for
+   "lsp-mode's server to report on the buffer"
+   (lambda () (with-current-buffer tether-test-buffer
+                (and lsp-mode tether--reports t)))
+   90)
+  t)
+
+(defun tether-test-visit (file)
+  "Visits FILE in the selected window (eglot takes it: it serves the project already);
+waits until tether-mode has it open."
+  (tether-test-open file)
+  (tether-test--wait-for "eglot to manage the buffer"
+                         (lambda () (buffer-local-value 'eglot--managed-mode tether-test-buffer)))
+  t)
+
+(defun tether-test-select (line column end-line end-column)
+  "Selects from 1-based LINE and 0-based COLUMN to END-LINE and END-COLUMN (characters) in the
+selected window, as a user dragging the region would: mark at the start, point at the end."
+  (with-current-buffer tether-test-buffer
+    (goto-char (point-min))
+    (forward-line (1- line))
+    (forward-char column)
+    (push-mark (point) t t)
+    (goto-char (point-min))
+    (forward-line (1- end-line))
+    (forward-char end-column)
+    (set-window-point (get-buffer-window tether-test-buffer) (point))
+    (region-active-p)))
+
+(defun tether-test-undo (file)
+  "One `undo' in the buffer visiting FILE, as \\[undo] there would."
+  (with-current-buffer (find-buffer-visiting file)
+    (let ((last-command nil))
+      (undo)))
+  t)
+
+(defun tether-test-sent-diagnostics (file)
+  "Writes sent.json: the params of the diagnostics of FILE's buffer last sent to tether."
+  (with-current-buffer (find-buffer-visiting file)
+    (tether-test--write "sent.json" (or (cdr tether--diagnostics-sent) :null)))
   t)
 
 ;;; The package's commands, run as a user would run them from the test's buffer.
