@@ -52,6 +52,12 @@
 (autoload 'tether--editor-context "tether-knowledge")
 (autoload 'tether--language-request "tether-knowledge")
 (autoload 'tether--send-all-diagnostics "tether-knowledge")
+;; Review before apply, in a file of its own too.
+(autoload 'tether--review-request "tether-review")
+(autoload 'tether--review-option "tether-review")
+;; And the journal's history.
+(autoload 'tether-history "tether-history" nil t)
+(autoload 'tether-undo "tether-history" nil t)
 
 (defconst tether-version "0.1.0"
   "This package's version: the version of the tether binary it is made for.")
@@ -588,6 +594,7 @@ unsaved rather than asking."
     ('tether/saveDocuments (tether--save-documents conn params))
     ('tether/editorContext (tether--editor-context conn))
     ('tether/languageRequest (tether--language-request conn params))
+    ('tether/review (tether--review-request conn params))
     ((or 'client/registerCapability 'client/unregisterCapability) nil)
     ('window/showMessageRequest
      (message "tether: %s" (plist-get params :message))
@@ -666,8 +673,12 @@ modified meanwhile is left to Emacs's usual question."
      :workspaceFolders
      (vector (list :uri uri
                    :name (file-name-nondirectory (directory-file-name root))))
-     :initializationOptions (or tether-initialization-options
-                                (make-hash-table))
+     :initializationOptions
+     (let ((options (copy-sequence tether-initialization-options))
+           (review (tether--review-option)))
+       (cond (review (plist-put options :review review))
+             (options options)
+             (t (make-hash-table))))
      :capabilities
      (list :general (list :positionEncodings ["utf-8" "utf-16"])
            :workspace (list :applyEdit t
@@ -683,6 +694,7 @@ modified meanwhile is left to Emacs's usual question."
                                      :diagnostics t
                                      :editorContext t
                                      :languageRequests t
+                                     :review t
                                      :diskChanges t
                                      :diskReloads t
                                      :protocolVersion
@@ -870,6 +882,7 @@ buffers, one undo step each."
      (tether-mode
       ;; Before any buffer opens: it notes what eglot and lsp-mode send.
       (require 'tether-knowledge)
+      (require 'tether-review)
       (pcase-dolist (`(,hook . ,fn) hooks) (add-hook hook fn))
       (setq tether--exited nil)
       (dolist (buffer (buffer-list))

@@ -28,6 +28,10 @@
       server-name "emacs")
 (server-start)
 
+;;   TETHER_TEST_REVIEW     "ask": every change waits for review (`tether-review')
+(when (equal (getenv "TETHER_TEST_REVIEW") "ask")
+  (setq tether-review 'ask))
+
 (tether-mode 1)
 
 ;;; A language server beside tether, through eglot, when the test names one:
@@ -204,6 +208,30 @@ selected window, as a user dragging the region would: mark at the start, point a
   "Writes sent.json: the params of the diagnostics of FILE's buffer last sent to tether."
   (with-current-buffer (find-buffer-visiting file)
     (tether-test--write "sent.json" (or (cdr tether--diagnostics-sent) :null)))
+  t)
+
+;;; Review and history.
+
+(defun tether-test-history ()
+  "Runs `tether-history' from the test's buffer, as a user would there."
+  (with-current-buffer tether-test-buffer (tether-history))
+  t)
+
+(defun tether-test-shown ()
+  "Writes shown.json: the buffer of the selected window, its major mode and text, and whether
+the minibuffer is asking something."
+  (let ((buffer (window-buffer (selected-window))))
+    (tether-test--write
+     "shown.json"
+     (list :buffer (buffer-name buffer)
+           :mode (symbol-name (buffer-local-value 'major-mode buffer))
+           :text (with-current-buffer buffer
+                   (buffer-substring-no-properties (point-min) (point-max)))
+           :line (with-current-buffer buffer (line-number-at-pos (window-point)))
+           :prompt (if (active-minibuffer-window)
+                       (with-current-buffer (window-buffer (active-minibuffer-window))
+                         (buffer-substring-no-properties (point-min) (point-max)))
+                     :null))))
   t)
 
 ;;; The package's commands, run as a user would run them from the test's buffer.
