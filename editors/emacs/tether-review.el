@@ -207,14 +207,18 @@ Every other line is OLD's, line breaks included."
       (_ path))))
 
 (defun tether--review-title (params)
-  "The first line of a review of PARAMS."
-  (format "%s (%s) wants to change %s%s"
-          (if (equal (plist-get params :caller) "assistant") "An assistant"
-            "A tool call")
-          (plist-get params :tool)
-          (mapconcat #'tether--review-describe (plist-get params :files) ", ")
-          (if-let ((summary (plist-get params :summary)))
-              (concat ": " summary) "")))
+  "The first lines of a review of PARAMS: who wants what, then the tool's summary."
+  (concat
+   (format "%s (%s) wants to change %s."
+           (if (equal (plist-get params :caller) "assistant") "An assistant"
+             "A tool call")
+           (plist-get params :tool)
+           (mapconcat #'tether--review-describe (plist-get params :files) ", "))
+   (if-let ((summary (plist-get params :summary)))
+       (concat "\n" (mapconcat (lambda (line) (concat "  " line))
+                               (split-string (string-trim-right summary) "\n")
+                               "\n"))
+     "")))
 
 
 ;;; The review buffer
@@ -294,8 +298,8 @@ it; empty is fine).  The answer goes once everything is decided.
       (erase-buffer)
       (tether-review-mode)
       (setq tether--this-review review)
-      (insert (format "tether review: %s.\n" (tether--review-title
-                                               (tether--review-params review)))
+      (insert (format "tether review: %s\n" (tether--review-title
+                                              (tether--review-params review)))
               (substitute-command-keys
                "\\<tether-review-mode-map>\\[tether-review-accept-hunk]/\\[tether-review-reject-hunk] \
 accept/reject the hunk, \\[tether-review-accept-file]/\\[tether-review-reject-file] the file, \
