@@ -443,15 +443,6 @@ result has one unit): said in the log."
           :complete (if complete t :json-false)
           :result (and answers (tether--merge method answers)))))
 
-(defun tether--log (conn format &rest args)
-  "Add a line from FORMAT and ARGS to *tether log*, for CONN's root."
-  (with-current-buffer (get-buffer-create "*tether log*")
-    (let ((inhibit-read-only t))
-      (goto-char (point-max))
-      (insert (format "%s %s: %s\n" (format-time-string "%T")
-                      (abbreviate-file-name (tether--root conn))
-                      (apply #'format format args))))))
-
 (defun tether--visit (conn uri)
   "The buffer of URI's file on CONN, visited when no buffer has it.
 A file visited here gets a moment for eglot or lsp-mode to take it."

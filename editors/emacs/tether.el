@@ -647,19 +647,22 @@ modified meanwhile is left to Emacs's usual question."
       (unless (buffer-modified-p)
         (revert-buffer :ignore-auto :noconfirm :preserve-modes)))))
 
+(defun tether--log (conn format &rest args)
+  "Add a line from FORMAT and ARGS to *tether log*, for CONN's root."
+  (with-current-buffer (get-buffer-create "*tether log*")
+    (let ((inhibit-read-only t))
+      (goto-char (point-max))
+      (insert (format "%s %s: %s\n" (format-time-string "%T")
+                      (abbreviate-file-name (tether--root conn))
+                      (apply #'format format args))))))
+
 (defun tether--handle-notification (conn method params)
   "Handle the server's notification METHOD with PARAMS on CONN."
   (pcase method
     ('tether/diskChange (tether--disk-change conn params))
     ('tether/diskReload (tether--disk-reload conn params))
     ('window/showMessage (message "tether: %s" (plist-get params :message)))
-    ('window/logMessage
-     (with-current-buffer (get-buffer-create "*tether log*")
-       (let ((inhibit-read-only t))
-         (goto-char (point-max))
-         (insert (format "%s %s: %s\n" (format-time-string "%T")
-                         (abbreviate-file-name (tether--root conn))
-                         (plist-get params :message))))))
+    ('window/logMessage (tether--log conn "%s" (plist-get params :message)))
     (_ nil)))
 
 (defun tether--initialize-params (root)

@@ -14,7 +14,7 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests/assistant.py, tests/editor_support.py
-from editor_support import PATIENCE, tether_bin, wait_until  # noqa: E402  (after the path)
+from editor_support import PATIENCE, attach_assistant, tether_bin, wait_until  # noqa: E402  (after the path)
 ELPA = pathlib.Path("/usr/share/emacs/site-lisp/elpa")
 SESSIONS = itertools.count()
 
@@ -165,6 +165,12 @@ class Emacs:
 
         return wait_until(f"Emacs and tether to agree on {expected!r}", same)
 
+    def shown(self) -> dict:
+        """The buffer of the selected window (`buffer`, `mode`, `text`, `line`) and what the
+        minibuffer asks (`prompt`, or None)."""
+        self.eval("(tether-test-shown)")
+        return json.loads((self.out / "shown.json").read_text())
+
     def close(self):
         try:
             subprocess.run(
@@ -221,3 +227,28 @@ def lsp_mode(workspace, tmp_path):
     e = start(workspace, tmp_path, confirm=False, client="lsp-mode")
     yield e
     e.close()
+
+
+@pytest.fixture(autouse=True)
+def state_home(tmp_path, monkeypatch):
+    """Every tether process keeps its change journal under XDG_STATE_HOME: scripts/test exports
+    a temporary one; run alone, the tests make their own, so that no journal lands in the home
+    directory. (Emacs, and the tether lsp it starts, get one of their own from `Emacs`.)"""
+    if not os.environ.get("XDG_STATE_HOME"):
+        (tmp_path / "state").mkdir()
+        monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
+def start_tether_mode(root: pathlib.Path, tmp_path, env: dict | None = None) -> Emacs:
+    """Emacs with only tether.el loaded (tether-mode-setup.el), `env` added to its environment."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return Emacs(root, home, confirm=False, client="tether-mode", setup=HERE / "tether-mode-setup.el", env=env)
+
+
+@pytest.fixture
+def assistant(emacs):
+    """An assistant's `tether mcp`, attached to the tether lsp of the test's `emacs`."""
+    a = attach_assistant(emacs.root, emacs.runtime)
+    yield a
+    a.close()

@@ -7,20 +7,11 @@ and the prompts it showed."""
 
 import time
 
-import pytest
-
 from assistant import text_of_sdk
 from conftest import text_of, wait_until
 from editor_support import attach_assistant
 
 NOTES = "alpha\nbeta\ngamma\n"
-
-
-@pytest.fixture
-def assistant(emacs):
-    a = attach_assistant(emacs.root, emacs.runtime)
-    yield a
-    a.close()
 
 
 def test_an_edit_run_from_emacs_lands_once_and_reports_success(emacs):

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from assistant import text_of_sdk
-from conftest import HERE, Emacs
+from conftest import Emacs, start_tether_mode
 from editor_support import attach_assistant, wait_until
 
 UTIL = 'def greet(name: str) -> str:\n    """Return a greeting."""\n    return "hello " + name\n'
@@ -54,14 +54,9 @@ def project(tmp_path):
 
 def start(project, tmp_path, server: list[str], client: str = "eglot") -> Emacs:
     """Emacs with tether-mode, and `client` (eglot or lsp-mode) running `server` for main.py."""
-    home = tmp_path / "home"
-    home.mkdir()
-    e = Emacs(
+    e = start_tether_mode(
         project,
-        home,
-        confirm=False,
-        client="tether-mode",
-        setup=HERE / "tether-mode-setup.el",
+        tmp_path,
         env={"TETHER_TEST_PYTHON_LS": json.dumps(server), "TETHER_TEST_LSP_MODE": "1" if client == "lsp-mode" else ""},
     )
     e.rel = "main.py"
@@ -75,13 +70,6 @@ def emacs(project, tmp_path):
     e = start(project, tmp_path, basedpyright())
     yield e
     e.close()
-
-
-@pytest.fixture
-def assistant(emacs):
-    a = attach_assistant(emacs.root, emacs.runtime)
-    yield a
-    a.close()
 
 
 def ok_json(result) -> dict:

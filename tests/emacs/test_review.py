@@ -4,50 +4,26 @@ keystrokes there, per hunk, per file or for all of it, edits a proposed text, an
 What lands is exactly what was accepted; the tool's result says so."""
 
 import json
-import os
 import subprocess
 
 import pytest
 
 from assistant import text_of_sdk
-from conftest import HERE, Emacs
-from editor_support import attach_assistant, wait_until
+from conftest import HERE, start_tether_mode
+from editor_support import wait_until
 
 EDITORS_EMACS = HERE.parents[1] / "editors" / "emacs"
 LINES = "".join(f"line {i}\n" for i in range(1, 11))
-
-
-@pytest.fixture(autouse=True)
-def state_home(tmp_path, monkeypatch):
-    if not os.environ.get("XDG_STATE_HOME"):
-        (tmp_path / "state").mkdir()
-        monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
 
 
 @pytest.fixture
 def emacs(workspace, tmp_path):
     (workspace / "a.txt").write_text(LINES)
     (workspace / "b.txt").write_text("beta\n")
-    home = tmp_path / "home"
-    home.mkdir()
-    e = Emacs(
-        workspace,
-        home,
-        confirm=False,
-        client="tether-mode",
-        setup=HERE / "tether-mode-setup.el",
-        env={"TETHER_TEST_REVIEW": "ask"},
-    )
+    e = start_tether_mode(workspace, tmp_path, env={"TETHER_TEST_REVIEW": "ask"})
     e.open("a.txt")
     yield e
     e.close()
-
-
-@pytest.fixture
-def assistant(emacs):
-    a = attach_assistant(emacs.root, emacs.runtime)
-    yield a
-    a.close()
 
 
 PATCH = (
@@ -56,13 +32,8 @@ PATCH = (
 )
 
 
-def shown(emacs) -> dict:
-    emacs.eval("(tether-test-shown)")
-    return json.loads((emacs.out / "shown.json").read_text())
-
-
 def review_shown(emacs) -> dict:
-    return wait_until("the review buffer", lambda: (s := shown(emacs))["mode"] == "tether-review-mode" and s)
+    return wait_until("the review buffer", lambda: (s := emacs.shown())["mode"] == "tether-review-mode" and s)
 
 
 def outcome(result) -> dict:
@@ -70,7 +41,7 @@ def outcome(result) -> dict:
 
 
 def answer_prompt(emacs, text: str):
-    wait_until("the minibuffer to ask", lambda: shown(emacs)["prompt"] is not None)
+    wait_until("the minibuffer to ask", lambda: emacs.shown()["prompt"] is not None)
     emacs.type(text)
     emacs.keys("Enter")
 
@@ -96,7 +67,7 @@ def test_one_hunk_accepted_one_rejected_with_a_reason_and_a_file_accepted(emacs,
     want = LINES.replace("line 1\n", "LINE 1\n", 1)
     wait_until("the accepted hunk in the buffer", lambda: emacs.state()["text"] == want)
     wait_until("b.txt changed on disk", lambda: (emacs.root / "b.txt").read_text() == "BETA\n")
-    assert shown(emacs)["mode"] != "tether-review-mode", "the review buffer is gone"
+    assert emacs.shown()["mode"] != "tether-review-mode", "the review buffer is gone"
     # One undo step in the buffer.
     emacs.eval(f"(tether-test-undo {json.dumps(str(emacs.path))})")
     assert emacs.state()["text"] == LINES
@@ -106,11 +77,11 @@ def test_a_proposal_edited_before_accepting_lands_as_edited_and_the_rest_rejecte
     pending = assistant.call_async("apply_patch", patch=PATCH)
     review_shown(emacs)
     emacs.keys("e")
-    wait_until("the proposal's text to edit", lambda: shown(emacs)["text"].startswith("LINE 1\n"))
+    wait_until("the proposal's text to edit", lambda: emacs.shown()["text"].startswith("LINE 1\n"))
     emacs.keys("M->")
     emacs.type("added in review")
     emacs.keys("Enter", "C-c", "C-c")
-    wait_until("back in the review", lambda: shown(emacs)["mode"] == "tether-review-mode")
+    wait_until("back in the review", lambda: emacs.shown()["mode"] == "tether-review-mode")
     emacs.keys("C-c", "C-k")
     answer_prompt(emacs, "not b")
 

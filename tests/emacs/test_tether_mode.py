@@ -16,38 +16,19 @@ import time
 import pytest
 
 from assistant import text_of_sdk
-from conftest import HERE, Emacs
+from conftest import HERE, start_tether_mode
 from editor_support import PATIENCE, attach_assistant, tether_bin, wait_until
 
 NOTES = "alpha\nbeta\ngamma\n"
 EDITORS_EMACS = HERE.parents[1] / "editors" / "emacs"
 
 
-@pytest.fixture(autouse=True)
-def state_home(tmp_path, monkeypatch):
-    """Every tether process keeps its change journal under XDG_STATE_HOME: scripts/test exports
-    a temporary one; run alone, the tests make their own, so that no journal lands in the home
-    directory. (Emacs, and the tether lsp it starts, get one of their own from conftest.)"""
-    if not os.environ.get("XDG_STATE_HOME"):
-        (tmp_path / "state").mkdir()
-        monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-
-
 @pytest.fixture
 def emacs(workspace, tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
-    e = Emacs(workspace, home, confirm=False, client="tether-mode", setup=HERE / "tether-mode-setup.el")
+    e = start_tether_mode(workspace, tmp_path)
     e.open("notes.txt")
     yield e
     e.close()
-
-
-@pytest.fixture
-def assistant(emacs):
-    a = attach_assistant(emacs.root, emacs.runtime)
-    yield a
-    a.close()
 
 
 def goto(emacs, line: int, column: int):
