@@ -110,18 +110,29 @@ def run_gemini(root: pathlib.Path, runtime: pathlib.Path | None, home: pathlib.P
     return stub
 
 
+IDE_READY = "Discovered 2 tools from IDE"
+
+
 class Gemini:
     """A running `gemini -p`, its stderr read as it comes (`--debug` says when the IDE's tools are
-    known)."""
+    known, and so its context: tether sends `ide/contextUpdate` ahead of the tool list). When they
+    are, the file `ready` is made, which the BeforeAgent hook waits for."""
 
-    def __init__(self, proc: subprocess.Popen):
+    def __init__(self, proc: subprocess.Popen, ready: pathlib.Path):
         self.proc = proc
         self.err: list[str] = []
-        self.reader = threading.Thread(target=lambda: self.err.extend(proc.stderr), daemon=True)
+
+        def read():
+            for line in proc.stderr:
+                self.err.append(line)
+                if IDE_READY in line:
+                    ready.touch()
+
+        self.reader = threading.Thread(target=read, daemon=True)
         self.reader.start()
 
     def ide_ready(self) -> bool:
-        return any("Discovered 2 tools from IDE" in line for line in self.err)
+        return any(IDE_READY in line for line in self.err)
 
     def finish(self, timeout: float) -> tuple[str, str]:
         out = self.proc.stdout.read() if self.proc.wait(timeout=timeout) is not None else ""
@@ -135,13 +146,21 @@ def start_gemini_ide(root: pathlib.Path, home: pathlib.Path, pid: int, stub: Mod
     approved without asking (`yolo`) or refused, and only an edit that asks is shown in the IDE: a
     BeforeTool hook answers "ask", and the IDE's answer is the only one that comes.
     `GEMINI_CLI_IDE_PID` names tether's process (`pid`), which the CLI otherwise looks for among
-    its ancestors (it connects sooner that way: `-p` does not wait for the connection before the
-    first tool call). `tmpdir`: where the CLI looks for the discovery file (`$TMPDIR/gemini/ide`)."""
+    its ancestors. `-p` connects to the IDE beside its first request, not before it, and the IDE's
+    context goes only with a prompt: a BeforeAgent hook holds the prompt until the CLI knows the
+    IDE's tools (at most 60 s), as an interactive session has long connected when the user types.
+    `tmpdir`: where the CLI looks for the discovery file (`$TMPDIR/gemini/ide`)."""
     gemini_home = home / "gemini-home"
     (gemini_home / ".gemini").mkdir(parents=True, exist_ok=True)
     ask = home / "ask.sh"
     ask.write_text("#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"ask\"}'\n")
     ask.chmod(0o755)
+    ready = home / "gemini-ide-ready"
+    ready.unlink(missing_ok=True)
+    wait = home / "wait-for-ide.sh"
+    wait.write_text(f"#!/bin/sh\ncat >/dev/null\ni=0\nwhile [ ! -e '{ready}' ] && [ $i -lt 590 ]; do\n"
+                    "  sleep 0.1; i=$((i + 1))\ndone\necho '{}'\n")
+    wait.chmod(0o755)
     (gemini_home / ".gemini" / "settings.json").write_text(json.dumps({
         "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
         "privacy": {"usageStatisticsEnabled": False},
@@ -149,7 +168,8 @@ def start_gemini_ide(root: pathlib.Path, home: pathlib.Path, pid: int, stub: Mod
         "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
         "ide": {"enabled": True},
         "hooks": {"BeforeTool": [{"matcher": "replace|write_file",
-                                  "hooks": [{"type": "command", "command": str(ask)}]}]},
+                                  "hooks": [{"type": "command", "command": str(ask)}]}],
+                  "BeforeAgent": [{"hooks": [{"type": "command", "command": str(wait), "timeout": 60_000}]}]},
     }))
     env = dict(os.environ, GEMINI_CLI_HOME=str(gemini_home), GEMINI_API_KEY="tether-test",
                GOOGLE_GEMINI_BASE_URL=stub.url, HOME=str(home), GEMINI_CLI_IDE_PID=str(pid),
@@ -160,7 +180,7 @@ def start_gemini_ide(root: pathlib.Path, home: pathlib.Path, pid: int, stub: Mod
     args = [assistant_bin("gemini-cli", "TETHER_GEMINI"), "-m", "gemini-2.5-pro", "-p", PROMPT,
             "--approval-mode", "yolo", "--output-format", "json", "--debug"]
     return Gemini(subprocess.Popen(args, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True))
+                                   text=True), ready)
 
 
 def gemini_companion_pid(root: pathlib.Path) -> int:
@@ -177,8 +197,7 @@ def run_gemini_ide(root: pathlib.Path, runtime: pathlib.Path | None, home: pathl
                    turns: list[dict]) -> ModelStub:
     """`gemini -p` with the IDE integration on, beside the editor whose `tether lsp` serves `root`,
     to its end (the editor answers the edit's review meanwhile)."""
-    gemini = None
-    stub = ModelStub(turns, gate=lambda: gemini is not None and gemini.ide_ready())
+    stub = ModelStub(turns)
     gemini = start_gemini_ide(root, home, gemini_companion_pid(root), stub)
     try:
         out, err = gemini.finish(180)

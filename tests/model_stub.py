@@ -13,7 +13,6 @@ model (the tool results)."""
 
 import json
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -21,16 +20,12 @@ class ModelStub:
     """`turns`: a list of `{"tool": NAME, "input": {...}}` or `{"text": "..."}`; after the last,
     every request gets "done"."""
 
-    def __init__(self, turns: list[dict], prompt: str | None = None, gate=None):
+    def __init__(self, turns: list[dict], prompt: str | None = None):
         """With `prompt`, only a conversation holding that text is scripted, and its turn is the
         number of tool results in it (an interactive CLI sends other requests with tools
-        besides); every other request gets a short text. With `gate`, a callable, the first
-        scripted turn is held until it returns true (at most 30 s): for a CLI that must have
-        finished something of its own first (connecting to an IDE) before the model's first
-        answer."""
+        besides); every other request gets a short text."""
         self.turns = list(turns)
         self.prompt = prompt
-        self.gate = gate
         self.requests: list[dict] = []
         self.lock = threading.Lock()
         stub = self
@@ -164,10 +159,6 @@ class ModelStub:
         self.served = 0
 
     def _next(self, body: dict) -> dict:
-        if self.gate is not None and self.served == 0 and body.get("tools") and self.prompt is None:
-            deadline = time.monotonic() + 30
-            while not self.gate() and time.monotonic() < deadline:
-                time.sleep(0.05)
         with self.lock:
             self.requests.append(body)
             if not body.get("tools"):
