@@ -1,14 +1,17 @@
 // Review before apply in VS Code: `tether/review` shows a tool call's change as diff editors
 // (the current text, read-only, against the proposed text, which the user may edit), and answers
-// with what the user decided, per file, through the `tether.review.*` commands that the diff
-// editors' title buttons, the notification and the Quick Pick run.
+// with what the user decided, per file or per hunk, through the `tether.review.*` commands that
+// the diff editors' title buttons and context menu, the notification and the Quick Pick run.
 //
 // The original side is a `tether-review:` document from a content provider; the proposed side is
 // a file of the in-memory `tether-proposal:` file system, so that it is an ordinary editable
 // document whose text (saved or not) is what an accepted file carries when the user changed it.
+// A document has one kind of line break: the lines the user leaves alone keep the proposal's own
+// (`withLineBreaks`), so a proposal with mixed ones does not come back as edited.
 
 import * as vscode from "vscode";
 
+import { hunkAt, hunks, merge, splitLines, withLineBreaks } from "./hunks";
 import {
   buildAnswer,
   describeFile,
@@ -31,6 +34,11 @@ export class PendingReview {
   readonly decisions = new Map<string, FileDecision>();
   /** The reasons the user gave when rejecting, joined into the answer's reason. */
   readonly reasons: string[] = [];
+  /**
+   * A file's proposed text once the user took hunks back, by its URI: what its document shows,
+   * with each line's own line break (the proposal's, or the current text's for a hunk taken back).
+   */
+  readonly proposed = new Map<string, string>();
   private resolveAnswer: ((answer: ReviewAnswer | undefined) => void) | undefined;
   /** The answer sent, or `undefined` when the review ended unanswered (timeout, cancellation). */
   readonly answered: Promise<ReviewAnswer | undefined>;
@@ -47,12 +55,20 @@ export class PendingReview {
 
   /** The URI of a file's original text (left side). */
   originalUri(file: ProposalFile): vscode.Uri {
-    return vscode.Uri.from({ scheme: ORIGINAL_SCHEME, path: `/${this.id}/${file.path}` });
+    return vscode.Uri.from({ scheme: ORIGINAL_SCHEME, path: this.name(file) });
   }
 
   /** The URI of a file's proposed, editable text (right side). */
   proposalUri(file: ProposalFile): vscode.Uri {
-    return vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: `/${this.id}/${file.path}` });
+    return vscode.Uri.from({ scheme: PROPOSAL_SCHEME, path: this.name(file) });
+  }
+
+  /**
+   * A file's name among the review documents: the review, the file's place in the proposal (two
+   * workspace folders may hold the same relative path), and its path, whose name picks the language.
+   */
+  private name(file: ProposalFile): string {
+    return `/${this.id}/${this.proposal.files.indexOf(file)}/${file.path}`;
   }
 
   /** The file a URI names: the proposal's own `file:` URI, or either side of its diff. */
@@ -195,6 +211,8 @@ export class ReviewController implements vscode.Disposable {
       vscode.commands.registerCommand("tether.review.rejectAll", (...args: unknown[]) => this.rejectAll(args)),
       vscode.commands.registerCommand("tether.review.acceptFile", (...args: unknown[]) => this.decideFile("accept", args)),
       vscode.commands.registerCommand("tether.review.rejectFile", (...args: unknown[]) => this.decideFile("reject", args)),
+      vscode.commands.registerCommand("tether.review.acceptHunk", (...args: unknown[]) => this.decideHunk("accept", args)),
+      vscode.commands.registerCommand("tether.review.rejectHunk", (...args: unknown[]) => this.decideHunk("reject", args)),
       vscode.commands.registerCommand("tether.review.show", () => this.pick(this.current())),
     );
   }
@@ -394,16 +412,90 @@ export class ReviewController implements vscode.Disposable {
     }
   }
 
-  /** Records one decision; the last one sends the answer. */
-  private decide(review: PendingReview, file: ProposalFile, decision: "accept" | "reject", reason?: string): void {
+  /**
+   * `tether.review.acceptHunk` and `tether.review.rejectHunk`: the hunk under the cursor of a
+   * proposed text (or at the 0-based line a number argument gives). Accepting it accepts the
+   * file with only that hunk, as Neovim's `gh` does; rejecting it takes it back in the proposed
+   * text (one undo step there), with a reason (a string argument, or asked), and rejects the
+   * file when no hunk is left.
+   */
+  private async decideHunk(decision: "accept" | "reject", args: readonly unknown[]): Promise<void> {
+    const review = this.current(args);
+    const file = review === undefined ? undefined : this.currentFile(review, args);
+    const uri = review !== undefined && file !== undefined ? review.proposalUri(file).toString() : undefined;
+    const editor = [vscode.window.activeTextEditor, ...vscode.window.visibleTextEditors].find(
+      (e) => e !== undefined && e.document.uri.toString() === uri,
+    );
+    if (review === undefined || file === undefined || !hasText(file) || review.decisions.has(file.uri)) {
+      void vscode.window.showInformationMessage("tether: put the cursor on a hunk of a proposed text waiting for review.");
+      return;
+    }
+    const line = args.find((a): a is number => typeof a === "number") ?? editor?.selection.active.line ?? 0;
+    const old = file.kind === "edit" ? (file.oldText ?? "") : "";
+    const proposed = this.proposedText(review, file);
+    const all = hunks(old, proposed);
+    const i = hunkAt(all, line);
+    const hunk = i === undefined ? undefined : all[i];
+    if (i === undefined || hunk === undefined) {
+      void vscode.window.showInformationMessage(`tether: line ${line + 1} of ${file.path} is not part of a change.`);
+      return;
+    }
+    if (decision === "accept") {
+      this.decide(review, file, "accept", undefined, merge(old, proposed, new Set([i])));
+      if (review.isOpen()) {
+        await this.closeFile(review, file);
+      }
+      return;
+    }
+    const given = args.find((a): a is string => typeof a === "string" && review.fileOf(a) === undefined);
+    const reason = given ?? (await this.askReason());
+    if (reason === undefined || !review.isOpen() || review.decisions.has(file.uri)) {
+      return;
+    }
+    const rest = merge(old, proposed, new Set(all.map((_, k) => k).filter((k) => k !== i)));
+    const back = splitLines(old).slice(hunk.oldStart, hunk.oldStart + hunk.oldCount).join("");
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(review.proposalUri(file), new vscode.Range(hunk.newStart, 0, hunk.newStart + hunk.newCount, 0), back);
+    if (!(await vscode.workspace.applyEdit(edit))) {
+      void vscode.window.showErrorMessage(`tether: could not take the change back in ${file.path}.`);
+      return;
+    }
+    review.proposed.set(file.uri, rest);
+    if (reason.trim() !== "") {
+      review.reasons.push(reason.trim());
+    }
+    if (hunks(old, this.proposedText(review, file)).length === 0) {
+      this.decide(review, file, "reject");
+      if (review.isOpen()) {
+        await this.closeFile(review, file);
+      }
+    }
+  }
+
+  /**
+   * A file's proposed text as the user means it now: its document's text (saved or not), each
+   * line the user left alone with the line break the proposal gave it.
+   */
+  private proposedText(review: PendingReview, file: ProposalFile): string {
+    const base = review.proposed.get(file.uri) ?? file.newText ?? "";
+    const shown = this.proposalDocument(review, file)?.getText() ?? this.documents.proposalText(review.proposalUri(file));
+    return shown === undefined ? base : withLineBreaks(base, shown);
+  }
+
+  /** Records one decision; the last one sends the answer. An accepted file carries `text`, or its proposed text. */
+  private decide(
+    review: PendingReview,
+    file: ProposalFile,
+    decision: "accept" | "reject",
+    reason?: string,
+    text?: string,
+  ): void {
     if (!review.isOpen() || review.decisions.has(file.uri)) {
       return;
     }
     if (decision === "accept") {
-      const text = hasText(file)
-        ? (this.proposalDocument(review, file)?.getText() ?? this.documents.proposalText(review.proposalUri(file)))
-        : undefined;
-      review.decisions.set(file.uri, { decision, ...(text !== undefined ? { text } : {}) });
+      const taken = text ?? (hasText(file) ? this.proposedText(review, file) : undefined);
+      review.decisions.set(file.uri, { decision, ...(taken !== undefined ? { text: taken } : {}) });
     } else {
       review.decisions.set(file.uri, { decision });
       if (reason !== undefined && reason.trim() !== "") {

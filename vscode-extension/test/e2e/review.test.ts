@@ -11,7 +11,7 @@ import * as vscode from "vscode";
 
 import type { TetherApi } from "../../src/extension";
 import type { CallToolResult } from "../../src/protocol";
-import { PROPOSAL_SCHEME, type PendingReview } from "../../src/review";
+import { PendingReview, PROPOSAL_SCHEME } from "../../src/review";
 import type { ReviewSetup } from "../../src/settings";
 import { callTool, screenshot, text, waitFor } from "./util";
 
@@ -204,6 +204,109 @@ describe("review before apply", () => {
     await waitFor("the new file", () => fs.existsSync(path.join(root, "review-new.txt")));
     assert.equal(fs.readFileSync(path.join(root, "review-new.txt"), "utf8"), "new\n");
     assert.equal(fs.readFileSync(path.join(root, "review-old.txt"), "utf8"), "old\n", "the rejected deletion left the file");
+  });
+
+  /**
+   * Writes `rel` holding `text`, opens it unless `open` is false, and starts a patch of it
+   * (`change`: the patch's hunks) waiting for review.
+   */
+  async function proposeOne(rel: string, text: string, change: string, open = true) {
+    fs.writeFileSync(path.join(root, rel), text);
+    const doc = open ? await vscode.workspace.openTextDocument(vscode.Uri.file(path.join(root, rel))) : undefined;
+    if (doc !== undefined) {
+      await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One, preview: false });
+    }
+    const before = new Set(api.review.pending);
+    const result = callTool("apply_patch", { patch: `*** Begin Patch\n*** Update File: ${rel}\n${change}*** End Patch\n` });
+    const review = await waitFor("the proposal", () => api.review.pending.find((r) => !before.has(r)));
+    const proposed = shown(review, rel);
+    const editor = await waitFor("the diff editor of the proposed text", () =>
+      vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === proposed.toString()),
+    );
+    return { doc, result, review, proposed, editor };
+  }
+
+  /** Puts the cursor of `editor` on 0-based `line`, as the user does before a hunk command. */
+  async function cursorOn(editor: vscode.TextEditor, line: number): Promise<void> {
+    await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
+    const active = vscode.window.activeTextEditor;
+    assert.equal(active?.document.uri.toString(), editor.document.uri.toString(), "the proposed text has the focus");
+    active.selection = new vscode.Selection(line, 0, line, 0);
+  }
+
+  it("takes back one hunk with a reason and accepts only another, as one undo step", async () => {
+    const old = "one\ntwo\nthree\nfour\nfive\nsix\nseven\n";
+    const body = "@@\n-one\n+ONE\n@@\n four\n-five\n+FIVE\n@@\n-seven\n+SEVEN\n";
+    const { doc, result, review, proposed, editor } = await proposeOne("review-k.txt", old, body);
+    assert.ok(doc);
+    assert.equal(editor.document.getText(), "ONE\ntwo\nthree\nfour\nFIVE\nsix\nSEVEN\n");
+
+    // The first hunk goes back in the proposed text, and the review waits on.
+    await cursorOn(editor, 0);
+    await vscode.commands.executeCommand("tether.review.rejectHunk", proposed, "keep one in lower case");
+    assert.equal(editor.document.getText(), "one\ntwo\nthree\nfour\nFIVE\nsix\nSEVEN\n");
+    assert.equal(review.isOpen(), true, "two hunks are still proposed");
+    assert.equal(doc.getText(), old, "nothing is applied before the user decides");
+
+    // Accepting the hunk under the cursor accepts the file with that hunk only.
+    await cursorOn(editor, 6);
+    await vscode.commands.executeCommand("tether.review.acceptHunk", proposed);
+    const r = await result;
+    assert.equal(r.isError, false, text(r));
+    assert.deepEqual(outcome(r), {
+      decision: "accepted",
+      accepted: [],
+      rejected: [],
+      edited_by_the_user: ["review-k.txt"],
+      reason: "keep one in lower case",
+    });
+    const want = "one\ntwo\nthree\nfour\nfive\nsix\nSEVEN\n";
+    await waitFor("only the accepted hunk in the document", () => doc.getText() === want);
+    await waitFor("the review's diff editors to close", () => proposalTabs().length === 0);
+    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.One });
+    await vscode.commands.executeCommand("undo");
+    await waitFor("one undo to restore the text", () => doc.getText() === old);
+  });
+
+  it("rejects the file when every hunk was taken back", async () => {
+    const old = "alpha\nbeta\n";
+    const { doc, result, proposed, editor } = await proposeOne("review-l.txt", old, "@@\n-beta\n+BETA\n");
+    assert.ok(doc);
+    await cursorOn(editor, 1);
+    await vscode.commands.executeCommand("tether.review.rejectHunk", proposed, "beta stays");
+    const r = await result;
+    assert.equal(r.isError, true, text(r));
+    assert.match(text(r), /rejected.*beta stays/);
+    assert.equal(doc.getText(), old);
+    assert.equal(fs.readFileSync(path.join(root, "review-l.txt"), "utf8"), old);
+  });
+
+  it("keeps a file's mixed line breaks: accepted as proposed, it is not edited by the user", async () => {
+    // A file on disk only: an open document would have made its line breaks alike itself.
+    // The lines the patch leaves alone keep their breaks.
+    const want = "a\r\nb\nC\r\n";
+    const { result, review, proposed, editor } = await proposeOne("review-m.txt", "a\r\nb\nc\r\n", "@@\n-c\n+C\n", false);
+    assert.equal(review.proposal.files[0]?.newText, want);
+    assert.notEqual(editor.document.getText(), want, "VS Code gives a document one kind of line break");
+    await vscode.commands.executeCommand("tether.review.acceptFile", proposed);
+    const r = await result;
+    assert.equal(r.isError, false, text(r));
+    assert.deepEqual(outcome(r), { decision: "accepted", accepted: ["review-m.txt"], rejected: [] });
+    await waitFor("the change on disk with its line breaks", () => fs.readFileSync(path.join(root, "review-m.txt"), "utf8") === want);
+  });
+
+  it("names two files of the same relative path apart", () => {
+    const files = ["file:///one/same.txt", "file:///two/same.txt"].map((uri) => ({
+      uri, path: "same.txt", kind: "edit" as const, oldText: "a\n", newText: "b\n",
+    }));
+    const review = new PendingReview(999, { tool: "apply_patch", caller: "assistant", summary: null, files });
+    const [one, two] = files;
+    assert.ok(one && two);
+    assert.notEqual(review.proposalUri(one).toString(), review.proposalUri(two).toString());
+    assert.notEqual(review.originalUri(one).toString(), review.originalUri(two).toString());
+    assert.equal(review.fileOf(review.proposalUri(two)), two);
+    assert.equal(review.fileOf(review.originalUri(one)), one);
+    assert.ok(review.proposalUri(two).path.endsWith("/same.txt"), "the name keeps the file's, for its language");
   });
 
   it("applies nothing when nobody answers in time, and closes the review", async () => {
