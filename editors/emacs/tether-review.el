@@ -551,12 +551,31 @@ plain `accept', every file rejected a `reject'."
                                    ("accept" "accepted")
                                    ("reject" "rejected")
                                    (_ "partly accepted")))
-    (let ((buffer (tether--review-buffer review)))
-      (when (buffer-live-p buffer)
-        (with-current-buffer buffer
-          (remove-hook 'kill-buffer-hook #'tether--review-killed t))
-        (quit-window t (get-buffer-window buffer))
-        (when (buffer-live-p buffer) (kill-buffer buffer))))))
+    (tether--review-close review)))
+
+(defun tether--review-close (review)
+  "Close REVIEW's buffer and its window."
+  (let ((buffer (tether--review-buffer review)))
+    (when (buffer-live-p buffer)
+      (with-current-buffer buffer
+        (remove-hook 'kill-buffer-hook #'tether--review-killed t))
+      (quit-window t (get-buffer-window buffer))
+      (when (buffer-live-p buffer) (kill-buffer buffer)))))
+
+(defun tether--review-withdraw (conn params)
+  "Take down CONN's review of the request PARAMS name (`$/cancelRequest').
+The server stopped waiting for it (its timeout passed, or the call was
+cancelled) and applies nothing; an answer would change nothing."
+  (let ((id (plist-get params :id)))
+    (dolist (buffer (buffer-list))
+      (let ((review (buffer-local-value 'tether--this-review buffer)))
+        (when (and review id (not (tether--review-done review))
+                   (eq (tether--review-conn review) conn)
+                   (equal (tether--review-id review) id))
+          (setf (tether--review-done review) t)
+          (tether--review-close review)
+          (message "tether: %s stopped waiting for your review; nothing was applied"
+                   (or (plist-get (tether--review-params review) :tool) "the tool")))))))
 
 (defun tether--review-killed ()
   "A review buffer killed before everything was decided rejects the rest."

@@ -55,6 +55,7 @@
 ;; Review before apply, in a file of its own too.
 (autoload 'tether--review-request "tether-review")
 (autoload 'tether--review-option "tether-review")
+(autoload 'tether--review-withdraw "tether-review")
 ;; And the journal's history.
 (autoload 'tether-history "tether-history" nil t)
 (autoload 'tether-undo "tether-history" nil t)
@@ -663,6 +664,7 @@ modified meanwhile is left to Emacs's usual question."
     ('tether/diskReload (tether--disk-reload conn params))
     ('window/showMessage (message "tether: %s" (plist-get params :message)))
     ('window/logMessage (tether--log conn "%s" (plist-get params :message)))
+    ('$/cancelRequest (tether--review-withdraw conn params))
     (_ nil)))
 
 (defun tether--initialize-params (root)

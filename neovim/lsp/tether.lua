@@ -59,6 +59,9 @@ return {
     ["tether/review"] = function(...)
       return require("tether.review").handler(...)
     end,
+    ["$/cancelRequest"] = function(...)
+      return require("tether.review").withdraw(...)
+    end,
     ["tether/diskChange"] = function(...)
       return require("tether.disk").handler(...)
     end,

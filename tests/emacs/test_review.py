@@ -10,7 +10,7 @@ import pytest
 
 from assistant import text_of_sdk
 from conftest import HERE, start_tether_mode
-from editor_support import wait_until
+from editor_support import attach_assistant, wait_until
 
 EDITORS_EMACS = HERE.parents[1] / "editors" / "emacs"
 LINES = "".join(f"line {i}\n" for i in range(1, 11))
@@ -114,6 +114,30 @@ def test_killing_the_review_buffer_rejects_the_change(emacs, assistant):
     r = pending.result(30)
     assert r.is_error and "the review was closed" in text_of_sdk(r), text_of_sdk(r)
     assert emacs.state()["text"] == LINES
+
+
+def test_a_review_the_server_stopped_waiting_for_is_withdrawn(workspace, tmp_path):
+    (workspace / "a.txt").write_text(LINES)
+    (workspace / "b.txt").write_text("beta\n")
+    emacs = start_tether_mode(workspace, tmp_path, env={"TETHER_TEST_REVIEW": "ask", "TETHER_TEST_REVIEW_TIMEOUT": "1500"})
+    assistant = None
+    try:
+        emacs.open("a.txt")
+        assistant = attach_assistant(emacs.root, emacs.runtime)
+        pending = assistant.call_async("apply_patch", patch=PATCH)
+        review_shown(emacs)
+        r = pending.result(30)
+        assert r.is_error and "nothing was changed" in text_of_sdk(r), text_of_sdk(r)
+        # Nobody answered: the server's `$/cancelRequest` takes the review down.
+        wait_until("the review buffer to go", lambda: emacs.shown()["mode"] != "tether-review-mode")
+        assert emacs.eval("(seq-count (lambda (b) (string-prefix-p \"*tether review\" (buffer-name b))) (buffer-list))") == "0"
+        assert "stopped waiting for your review" in emacs.eval("(with-current-buffer \"*Messages*\" (buffer-string))")
+        assert emacs.state()["text"] == LINES
+        assert (workspace / "b.txt").read_text() == "beta\n"
+    finally:
+        if assistant is not None:
+            assistant.close()
+        emacs.close()
 
 
 @pytest.mark.parametrize(

@@ -29,8 +29,11 @@
 (server-start)
 
 ;;   TETHER_TEST_REVIEW     "ask": every change waits for review (`tether-review')
+;;   TETHER_TEST_REVIEW_TIMEOUT  how long it waits, in ms (the server's default otherwise)
 (when (equal (getenv "TETHER_TEST_REVIEW") "ask")
-  (setq tether-review 'ask))
+  (setq tether-review
+        (let ((timeout (getenv "TETHER_TEST_REVIEW_TIMEOUT")))
+          (if timeout (list :mode 'ask :timeout (string-to-number timeout)) 'ask))))
 
 (tether-mode 1)
 

@@ -164,17 +164,17 @@ def test_accepting_one_hunk_lands_exactly_that_hunk_as_one_undo_step(editor):
     assert buffer_text(editor, "c.txt") == SEVEN
 
 
-def test_an_answer_after_the_server_stopped_waiting_changes_nothing_and_closes_the_tab(impatient_editor):
+def test_a_review_the_server_stopped_waiting_for_is_withdrawn_and_changes_nothing(impatient_editor):
     editor = impatient_editor
     call = editor.start_call("apply_patch", {"patch": PATCH})
     review_tab(editor, "a.txt")
     r = editor.result(call)
     assert r["isError"] is True, text_of(r)
     assert "nothing was changed" in text_of(r), text_of(r)
-    assert len(editor.nvim.tabpages) == 2, "the review stays until answered"
-    editor.nvim.input("ga")
+    # Nobody answered: the server's `$/cancelRequest` takes the review down.
     wait_until("the review tab to close", lambda: len(editor.nvim.tabpages) == 1)
     assert editor.lua("return #require('tether.review').pending") == 0
+    assert "stopped waiting for your review" in editor.lua("return vim.api.nvim_exec2('messages', {output = true}).output")
     assert buffer_text(editor, "a.txt") == A
     assert (editor.root / "a.txt").read_bytes() == A.encode()
     assert (editor.root / "b.txt").read_bytes() == B.encode()

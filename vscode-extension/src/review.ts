@@ -230,10 +230,11 @@ export class ReviewController implements vscode.Disposable {
     const review = new PendingReview(this.nextId++, proposal);
     this._pending.push(review);
     this.updateContext();
-    // The server stops waiting after its timeout; a little later the review closes here too.
+    // The server withdraws a review it stopped waiting for (`$/cancelRequest`, the token); this
+    // timer ends one a server did not withdraw (an older one), well after the server's timeout.
     const timer = setTimeout(() => {
       review.finish(undefined);
-    }, this.timeout() + 1_000);
+    }, this.timeout() + 30_000);
     const cancelled = token?.onCancellationRequested(() => {
       review.finish(undefined);
     });

@@ -12,6 +12,9 @@ local M = {}
 
 ---How long the server waits when the review setup names no `timeout` (protocol.md).
 M.server_timeout = 300000
+---How much longer than the server the plugin waits: the server withdraws a review it stopped
+---waiting for (`$/cancelRequest`), and this ends one it did not (an older server).
+M.withdraw_grace = 30000
 
 ---The reviews shown and not yet answered, oldest first.
 ---@type tether.Review[]
@@ -31,13 +34,15 @@ local next_id = 0
 
 ---@class tether.Review
 ---@field id integer
----@field proposal {tool: string, caller: string, summary?: string, files: tether.ReviewFile[]}
+---@field proposal {id?: integer|string, tool: string, caller: string, summary?: string, files: tether.ReviewFile[]}
 ---@field decisions table<integer, {decision: "accept"|"reject", text?: string, reason?: string}>
 ---@field current integer the file shown
 ---@field tab? integer
 ---@field bufs integer[]
----@field done fun(result: table)
+---@field done fun(result: table?)
 ---@field late boolean the server stopped waiting
+---@field withdrawn? boolean the server said it stopped waiting, and the review closed
+---@field client_id? integer the client whose server asked
 ---@field proposed_buf? integer the buffer of the current file's proposed text
 ---@field file_bufs? table<integer, integer[]> each file's old and proposed buffers
 
@@ -512,10 +517,12 @@ function M.handler(_, params, ctx)
   local review
   local answer = await.run(function(done)
     review = M.open(params, done)
-  end, server_timeout(ctx and ctx.client_id))
+    review.client_id = ctx and ctx.client_id
+  end, server_timeout(ctx and ctx.client_id) + M.withdraw_grace)
   if answer == nil then
-    -- The server has stopped waiting and applies nothing; the tab stays, and answering closes it.
-    if review then
+    -- The server has stopped waiting and applies nothing. It says so (`$/cancelRequest`, which
+    -- closed the tab); one that does not leaves the tab, and answering closes it.
+    if review and not review.withdrawn then
       review.late = true
       vim.notify(
         ("tether: %s waited too long for your review; nothing was applied"):format(params.tool or "the tool"),
@@ -525,6 +532,27 @@ function M.handler(_, params, ctx)
     return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.RequestFailed, "no answer in time")
   end
   return answer
+end
+
+---`$/cancelRequest`: the server stopped waiting for the review of request `params.id` (its
+---timeout passed, or the call was cancelled), and applies nothing: the review closes, saying so.
+---@param params table
+---@param ctx lsp.HandlerContext
+function M.withdraw(_, params, ctx)
+  local id = type(params) == "table" and params.id or nil
+  for _, review in ipairs(M.pending) do
+    local same_client = not (ctx and review.client_id) or review.client_id == ctx.client_id
+    if id ~= nil and review.proposal.id == id and same_client then
+      review.withdrawn = true
+      close(review)
+      vim.notify(
+        ("tether: %s stopped waiting for your review; nothing was applied"):format(review.proposal.tool or "the tool"),
+        vim.log.levels.WARN
+      )
+      review.done(nil)
+      return
+    end
+  end
 end
 
 ---`:Tether review`: goes to the pending review (choosing when there are several).

@@ -156,7 +156,8 @@ impl Shared {
                 );
                 return (Ok(profile.error_result(&e)), Delivered::default());
             };
-            let sink = EditorSink::new(shared.clone(), handle.clone(), &name, last, caller == Caller::Editor);
+            let sink = EditorSink::new(shared.clone(), handle.clone(), &name, last, caller == Caller::Editor)
+                .cancelled_by(&cancel);
             let editor = LspEditor::new(shared.clone(), handle);
             let ctx = Context { vfs: &vfs, config: &shared.options.config, cancel: &cancel, editor: Some(&editor) };
             let result = match &shared.options.config.journal {

@@ -8,6 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tower_lsp::jsonrpc;
+use tower_lsp::lsp_types::notification::Cancel;
+use tower_lsp::lsp_types::request::Request as _;
+use tower_lsp::lsp_types::{CancelParams, NumberOrString};
 use tower_lsp::Client;
 
 use super::admission::Calls;
@@ -15,6 +18,7 @@ use super::arrivals::Arrivals;
 use super::capabilities::ClientCaps;
 use super::knowledge::{AfterChange, Diagnostics};
 use super::options::{Options, SavePolicy};
+use super::protocol::{Review, ReviewAnswer};
 use super::store::Store;
 use crate::profiles::Profile;
 use crate::vfs::Vfs;
@@ -229,6 +233,58 @@ where
         // The task panicked or was cancelled: as good as no answer.
         Ok(Err(_)) => None,
         Err(_) => None,
+    }
+}
+
+/// Sends `tether/review` and waits at most `timeout` for its answer, as [`request_within`]. The
+/// params get `id`, the request's own id, for editors whose handlers do not see it (Neovim's):
+/// when the answer does not come in time, or the caller stops waiting (its future dropped, as
+/// when the assistant's call is cancelled or the CLI closed its diff), the editor gets
+/// `$/cancelRequest` for that id and takes the review down.
+pub(crate) async fn review_or_withdraw(
+    client: &Client,
+    mut params: serde_json::Value,
+    timeout: std::time::Duration,
+) -> Option<jsonrpc::Result<ReviewAnswer>> {
+    let id = client.next_request_id();
+    params["id"] = serde_json::to_value(&id).unwrap_or_default();
+    let request = jsonrpc::Request::build(Review::METHOD).id(id.clone()).params(params).finish();
+    let mut withdraw = Withdraw { client: client.clone(), id: Some(id) };
+    let mut service = client.clone();
+    // On a task of its own, as in `request_within`: the waiter outlives a late answer.
+    let mut answer = tokio::spawn(async move { tower_service::Service::call(&mut service, request).await });
+    let response = match tokio::time::timeout(timeout, &mut answer).await {
+        Ok(Ok(Ok(Some(response)))) => response,
+        Ok(_) | Err(_) => return None,
+    };
+    withdraw.id = None;
+    let (_, result) = response.into_parts();
+    Some(result.and_then(|v| {
+        serde_json::from_value(v).map_err(|e| jsonrpc::Error {
+            code: jsonrpc::ErrorCode::ParseError,
+            message: e.to_string().into(),
+            data: None,
+        })
+    }))
+}
+
+/// Sends `$/cancelRequest` for request `id` when dropped, unless `id` was taken.
+struct Withdraw {
+    client: Client,
+    id: Option<jsonrpc::Id>,
+}
+
+impl Drop for Withdraw {
+    fn drop(&mut self) {
+        let id = match self.id.take() {
+            Some(jsonrpc::Id::Number(n)) => NumberOrString::Number(i32::try_from(n).unwrap_or(i32::MAX)),
+            Some(jsonrpc::Id::String(s)) => NumberOrString::String(s),
+            Some(jsonrpc::Id::Null) | None => return,
+        };
+        let client = self.client.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { client.send_notification::<Cancel>(CancelParams { id }).await });
+        }
     }
 }
 

@@ -35,8 +35,9 @@ use super::capabilities::ClientCaps;
 use super::convert::uri_of;
 use super::delivery::{about_versions, doc_edit, Delivery, Landing, Refusal};
 use super::ops::EditorOp;
-use super::shared::{request_within, Shared};
+use super::shared::{review_or_withdraw, Shared};
 use super::track::Verdict;
+use crate::config::Cancel;
 use crate::edit::{minimal_changes, EditPlan, FileOp};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sink::{Applied, Destination, Sink};
@@ -82,6 +83,8 @@ pub(crate) struct EditorSink {
     /// Whether review before apply may hold the change (not for a change that already happened
     /// elsewhere, such as a file's change merged into its buffer).
     reviewable: bool,
+    /// The call's cancellation: a review it waits for is withdrawn when it is set.
+    cancel: Cancel,
 }
 
 impl EditorSink {
@@ -99,7 +102,14 @@ impl EditorSink {
             from_editor,
             delivered: std::sync::Mutex::default(),
             reviewable: true,
+            cancel: Cancel::default(),
         }
+    }
+
+    /// The same sink, for a call that `cancel` stops.
+    pub fn cancelled_by(mut self, cancel: &Cancel) -> EditorSink {
+        self.cancel = cancel.clone();
+        self
     }
 
     /// The same sink, never holding a change for review.
@@ -453,7 +463,14 @@ impl EditorSink {
         let params = super::review::proposal(&self.tool, caller, summary.as_deref(), plan, vfs);
         let wait = settings.timeout.unwrap_or(super::review::DEFAULT_TIMEOUT);
         let client = &self.shared.client;
-        let answer = self.handle.block_on(request_within::<super::protocol::Review>(client, params, wait));
+        let cancel = &self.cancel;
+        let answer = self.handle.block_on(async {
+            tokio::select! {
+                a = review_or_withdraw(client, params, wait) => Some(a),
+                () = cancelled(cancel) => None,
+            }
+        });
+        let Some(answer) = answer else { return Err(Error::new(ErrorKind::Cancelled, "the call was cancelled")) };
         let answer = match answer {
             Some(Ok(a)) => a,
             Some(Err(e)) => {
@@ -584,4 +601,11 @@ fn fs_disagrees(p: &SandboxPath) -> Error {
 
 fn exists(p: &std::path::Path) -> bool {
     std::fs::symlink_metadata(p).is_ok()
+}
+
+/// Resolves once `cancel` is set (polled: the flag is shared with code that cannot wake a task).
+async fn cancelled(cancel: &Cancel) {
+    while !cancel.is_cancelled() {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }

@@ -144,6 +144,50 @@ async fn a_rejection_or_no_answer_in_time_changes_nothing() {
     s.shutdown().await;
 }
 
+/// Whether the client got `$/cancelRequest` for `id`.
+fn withdrawn(notes: &[Value], id: &Value) -> bool {
+    notes.iter().any(|n| n["method"] == "$/cancelRequest" && n["params"]["id"] == *id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_nobody_waits_for_any_more_is_withdrawn_in_the_editor() {
+    // The answer does not come in time.
+    let shown = Arc::new(Mutex::new(Vec::new()));
+    let late = answering(shown.clone(), Duration::from_millis(800), |_| json!({"decision": "accept"}));
+    let s = start(late, json!({"mode": "ask", "timeout": 200}), reviewing()).await;
+    let r = patch(&s).await;
+    assert_eq!(error_kind(&r).as_deref(), Some("timeout"), "{r}");
+    let id = shown.lock().expect("lock")[0]["id"].clone();
+    assert!(id.is_number(), "the proposal names its request: {id}");
+    s.client.wait_for("the review withdrawn", |n| withdrawn(n, &id)).await;
+    s.shutdown().await;
+
+    // The call is cancelled while the user looks at it.
+    let shown = Arc::new(Mutex::new(Vec::new()));
+    let slow = answering(shown.clone(), Duration::from_millis(1500), |_| json!({"decision": "accept"}));
+    let s = start(slow, json!({"mode": "ask"}), reviewing()).await;
+    let call = 1_000_000;
+    s.client.send(json!({"jsonrpc": "2.0", "id": call, "method": "workspace/executeCommand",
+                         "params": {"command": "tether.callTool",
+                                    "arguments": [{"tool": "apply_patch", "arguments": {"patch": PATCH}}]}}));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while shown.lock().expect("lock").is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "no proposal");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    s.client.send(json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": call}}));
+    let id = shown.lock().expect("lock")[0]["id"].clone();
+    s.client.wait_for("the review withdrawn", |n| withdrawn(n, &id)).await;
+    // The answer that comes after changes nothing.
+    tokio::time::sleep(Duration::from_millis(1700)).await;
+    assert_eq!(
+        (s.editor.buffer(&s.uri("a.txt")).expect("open").1, s.disk("b.txt")),
+        ("alpha\n".to_owned(), "beta\n".to_owned())
+    );
+    assert!(s.client.server_requests("workspace/applyEdit").is_empty());
+    s.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rules_decide_per_path_and_tool_and_the_setting_changes_at_run_time() {
     let shown = Arc::new(Mutex::new(Vec::new()));

@@ -33,8 +33,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use super::protocol::Review;
-use super::shared::{request_within, Shared};
+use super::shared::{review_or_withdraw, Shared};
 use crate::bridge::{new_token, tokens_match};
 use crate::edit::{Base, EditPlan, FileOp};
 use crate::journal::merge::carry;
@@ -175,7 +174,7 @@ async fn review(
     let params = crate::lsp::review::proposal("openDiff", "assistant", Some(summary), &plan, vfs);
     let wait = shared.review().timeout.unwrap_or(crate::lsp::review::DEFAULT_TIMEOUT);
     let answer = tokio::select! {
-        a = request_within::<Review>(&shared.client, params, wait) => a,
+        a = review_or_withdraw(&shared.client, params, wait) => a,
         _ = closed => return Decided::Closed,
     };
     let Some(Ok(answer)) = answer else { return Decided::Rejected };
