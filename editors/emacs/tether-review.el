@@ -65,6 +65,17 @@ running servers hear of it."
   :set #'tether--set-review
   :group 'tether)
 
+(defcustom tether-review-ediff nil
+  "Whether a review opens its files in ediff.
+When non-nil, each file of a change with a text to compare opens in
+an ediff session of its current text against the proposed one, which
+you may change there (`a' copies a current region over a proposed one,
+taking that hunk back).  Quitting ediff leaves the proposed text in
+its buffer, where \\<tether-review-edit-mode-map>\\[tether-review-edit-done] accepts the file with it.  The diff
+buffer stays, and \\<tether-review-mode-map>\\[tether-review-ediff] there opens any file in ediff."
+  :type 'boolean
+  :group 'tether)
+
 (defface tether-review-accepted '((t :inherit success))
   "How an accepted hunk or file is marked in a review."
   :group 'tether)
@@ -230,6 +241,7 @@ Every other line is OLD's, line breaks included."
     (define-key map "A" #'tether-review-accept-file)
     (define-key map "R" #'tether-review-reject-file)
     (define-key map "e" #'tether-review-edit)
+    (define-key map "E" #'tether-review-ediff)
     (define-key map (kbd "C-c C-c") #'tether-review-accept-rest)
     (define-key map (kbd "C-c C-k") #'tether-review-reject-rest)
     map)
@@ -303,13 +315,15 @@ it; empty is fine).  The answer goes once everything is decided.
               (substitute-command-keys
                "\\<tether-review-mode-map>\\[tether-review-accept-hunk]/\\[tether-review-reject-hunk] \
 accept/reject the hunk, \\[tether-review-accept-file]/\\[tether-review-reject-file] the file, \
-\\[tether-review-edit] edit the proposed text, \\[tether-review-accept-rest]/\\[tether-review-reject-rest] \
+\\[tether-review-edit] edit the proposed text (\\[tether-review-ediff] in ediff), \\[tether-review-accept-rest]/\\[tether-review-reject-rest] \
 everything left; n/p hunks, N/P files\n\n"))
       (dolist (file (tether--review-files review))
         (tether--review-insert-file file))
       (goto-char (point-min))
       (tether--review-goto-undecided))
-    (pop-to-buffer (current-buffer))))
+    (pop-to-buffer (current-buffer))
+    (when tether-review-ediff
+      (tether--review-ediff-next review))))
 
 (defun tether--review-label (overlay decision)
   "Mark OVERLAY's line with DECISION."
@@ -459,30 +473,92 @@ everything left; n/p hunks, N/P files\n\n"))
 \\[tether-review-edit-abort] goes back to the review without it."
   :lighter " tether-edit")
 
+(defun tether--review-text-buffer (name text &optional mode-file)
+  "A new buffer called NAME holding TEXT raw, in the major mode of MODE-FILE."
+  (let ((buffer (generate-new-buffer name)))
+    (with-current-buffer buffer
+      ;; Raw: a carriage return stays where it is (shown as ^M).
+      (insert text)
+      (when mode-file
+        (let ((buffer-file-name mode-file))
+          (ignore-errors (set-auto-mode))))
+      (goto-char (point-min))
+      (set-buffer-modified-p nil))
+    buffer))
+
+(defun tether--review-editable (review file)
+  "Check that REVIEW's FILE can be edited whole; return its spec."
+  (let ((spec (tether--rfile-spec file)))
+    (when (tether--review-done review)
+      (user-error "tether: the review has ended"))
+    (unless (tether--review-has-text spec)
+      (user-error "tether: %s has no text to edit" (tether--review-describe spec)))
+    (when (or (tether--rfile-decision file)
+              (seq-find #'tether--item-decision (tether--review-file-items file)))
+      (user-error "tether: %s is already partly decided" (plist-get spec :path)))
+    spec))
+
+(defun tether--review-proposal-buffer (review file)
+  "A buffer editing the text REVIEW proposes for FILE.
+It is in `tether-review-edit-mode'."
+  (let* ((spec (tether--rfile-spec file))
+         (buffer (tether--review-text-buffer
+                  (format "*tether proposal %s*" (plist-get spec :path))
+                  (plist-get spec :newText) (plist-get spec :path))))
+    (with-current-buffer buffer
+      (setq tether--editing (cons review file))
+      (tether-review-edit-mode 1)
+      (setq header-line-format
+            (substitute-command-keys
+             "\\<tether-review-edit-mode-map>Proposed text: \\[tether-review-edit-done] accept it, \\[tether-review-edit-abort] go back")))
+    buffer))
+
 (defun tether-review-edit ()
   "Edit the text proposed for the file at point; accepting it decides the file."
   (interactive)
-  (let* ((review (tether--review-here))
-         (file (tether--review-file-at-point))
-         (spec (tether--rfile-spec file)))
-    (unless (tether--review-has-text spec)
-      (user-error "tether: %s has no text to edit" (tether--review-describe spec)))
-    (when (seq-find #'tether--item-decision (tether--review-file-items file))
-      (user-error "tether: %s is already partly decided" (plist-get spec :path)))
-    (let ((buffer (generate-new-buffer (format "*tether proposal %s*" (plist-get spec :path)))))
-      (with-current-buffer buffer
-        ;; Raw: a carriage return stays where it is (shown as ^M).
-        (insert (plist-get spec :newText))
-        (let ((buffer-file-name (plist-get spec :path)))
-          (ignore-errors (set-auto-mode)))
-        (goto-char (point-min))
-        (set-buffer-modified-p nil)
-        (setq tether--editing (cons review file))
-        (tether-review-edit-mode 1)
-        (setq header-line-format
-              (substitute-command-keys
-               "\\<tether-review-edit-mode-map>Proposed text: \\[tether-review-edit-done] accept it, \\[tether-review-edit-abort] go back")))
-      (pop-to-buffer buffer))))
+  (let ((review (tether--review-here))
+        (file (tether--review-file-at-point)))
+    (tether--review-editable review file)
+    (pop-to-buffer (tether--review-proposal-buffer review file))))
+
+(defun tether-review-ediff ()
+  "Compare the file at point with its proposed text in ediff, and edit that.
+Quitting ediff leaves the proposed text in its buffer: accept it there."
+  (interactive)
+  (tether--review-ediff (tether--review-here) (tether--review-file-at-point)))
+
+(defun tether--review-ediff (review file)
+  "Open REVIEW's FILE in ediff: its current text against the proposed one."
+  (let* ((spec (tether--review-editable review file))
+         (path (plist-get spec :path))
+         (old (tether--review-text-buffer (format "*tether current %s*" path)
+                                          (or (plist-get spec :oldText) "") path))
+         (new (tether--review-proposal-buffer review file)))
+    (with-current-buffer old (setq buffer-read-only t))
+    (ediff-buffers old new
+                   (list (lambda ()
+                           (add-hook 'ediff-quit-hook
+                                     (lambda () (tether--review-ediff-quit old new))
+                                     t t))))))
+
+(defun tether--review-ediff-quit (old new)
+  "After ediff of OLD and NEW: show NEW, the proposed text, to accept or not."
+  (when (buffer-live-p old) (kill-buffer old))
+  (when (buffer-live-p new)
+    (delete-other-windows)
+    (switch-to-buffer new)
+    (message "%s" (substitute-command-keys
+                   "\\<tether-review-edit-mode-map>tether: \\[tether-review-edit-done] accepts the file with this text, \\[tether-review-edit-abort] goes back to the review"))))
+
+(defun tether--review-ediff-next (review)
+  "Open in ediff the next file of REVIEW that has a text and no decision."
+  (when-let ((file (seq-find (lambda (f)
+                               (and (tether--review-has-text (tether--rfile-spec f))
+                                    (null (tether--rfile-decision f))
+                                    (not (seq-find #'tether--item-decision
+                                                   (tether--review-file-items f)))))
+                             (tether--review-files review))))
+    (tether--review-ediff review file)))
 
 (defun tether-review-edit-done ()
   "Accept the file with the text of this buffer."
@@ -495,7 +571,9 @@ everything left; n/p hunks, N/P files\n\n"))
       (unless (equal text (plist-get (tether--rfile-spec file) :newText))
         (setf (tether--rfile-text file) text))
       (with-current-buffer (tether--review-buffer review)
-        (tether--review-decide review (list file) 'accept)))))
+        (tether--review-decide review (list file) 'accept))
+      (when (and tether-review-ediff (not (tether--review-done review)))
+        (tether--review-ediff-next review)))))
 
 (defun tether-review-edit-abort ()
   "Go back to the review without this text."

@@ -140,6 +140,51 @@ def test_a_review_the_server_stopped_waiting_for_is_withdrawn(workspace, tmp_pat
         emacs.close()
 
 
+def test_with_ediff_a_hunk_taken_back_there_lands_as_the_user_left_the_text(workspace, tmp_path):
+    (workspace / "a.txt").write_text(LINES)
+    (workspace / "b.txt").write_text("beta\n")
+    emacs = start_tether_mode(workspace, tmp_path, env={"TETHER_TEST_REVIEW": "ask", "TETHER_TEST_REVIEW_EDIFF": "1"})
+    assistant = None
+
+    def ediff_at(path: str) -> int:
+        """Waits for the ediff session of `path`; returns its current difference (0-based)."""
+        wait_until(f"ediff of {path}", lambda: emacs.eval(
+            f'(if (get-buffer "*tether proposal {path}*") (and (get-buffer "*Ediff Control Panel*") t) nil)') == "t")
+        return int(emacs.eval('(with-current-buffer "*Ediff Control Panel*" ediff-current-difference)'))
+
+    def quit_ediff(path: str):
+        emacs.keys("q")
+        wait_until("ediff to ask", lambda: (emacs.shown()["prompt"] or "").startswith("Quit this Ediff session"))
+        emacs.keys("y")
+        wait_until("the proposed text", lambda: emacs.shown()["buffer"] == f"*tether proposal {path}*")
+
+    try:
+        emacs.open("a.txt")
+        assistant = attach_assistant(emacs.root, emacs.runtime)
+        pending = assistant.call_async("apply_patch", patch=PATCH)
+        current = ediff_at("a.txt")
+        for _ in range(1 - current):  # to the second difference: line 10
+            emacs.keys("n")
+        wait_until("the second difference", lambda: ediff_at("a.txt") == 1)
+        emacs.keys("a")  # line 10's current text over the proposed one
+        quit_ediff("a.txt")
+        assert "LINE 1\n" in emacs.shown()["text"] and "line 10\n" in emacs.shown()["text"]
+        emacs.keys("C-c", "C-c")
+        ediff_at("b.txt")
+        quit_ediff("b.txt")
+        emacs.keys("C-c", "C-c")
+        r = pending.result(30)
+        assert not r.is_error, text_of_sdk(r)
+        assert outcome(r) == {"decision": "accepted", "accepted": ["b.txt"], "rejected": [],
+                              "edited_by_the_user": ["a.txt"]}, outcome(r)
+        assert emacs.state()["text"] == LINES.replace("line 1\n", "LINE 1\n", 1)
+        assert (workspace / "b.txt").read_text() == "BETA\n"
+    finally:
+        if assistant is not None:
+            assistant.close()
+        emacs.close()
+
+
 @pytest.mark.parametrize(
     "old, new, take, want",
     [

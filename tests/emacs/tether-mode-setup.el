@@ -30,6 +30,8 @@
 
 ;;   TETHER_TEST_REVIEW     "ask": every change waits for review (`tether-review')
 ;;   TETHER_TEST_REVIEW_TIMEOUT  how long it waits, in ms (the server's default otherwise)
+;;   TETHER_TEST_REVIEW_EDIFF    "1": the review opens its files in ediff (`tether-review-ediff')
+(setq tether-review-ediff (equal (getenv "TETHER_TEST_REVIEW_EDIFF") "1"))
 (when (equal (getenv "TETHER_TEST_REVIEW") "ask")
   (setq tether-review
         (let ((timeout (getenv "TETHER_TEST_REVIEW_TIMEOUT")))
