@@ -52,12 +52,14 @@ def project(tmp_path):
     return root
 
 
-def start(project, tmp_path, server: list[str], client: str = "eglot") -> Emacs:
-    """Emacs with tether-mode, and `client` (eglot or lsp-mode) running `server` for main.py."""
+def start(project, tmp_path, server: list[str], client: str = "eglot", options: dict | None = None) -> Emacs:
+    """Emacs with tether-mode (`options` its initialization options), and `client` (eglot or
+    lsp-mode) running `server` for main.py."""
     e = start_tether_mode(
         project,
         tmp_path,
-        env={"TETHER_TEST_PYTHON_LS": json.dumps(server), "TETHER_TEST_LSP_MODE": "1" if client == "lsp-mode" else ""},
+        env={"TETHER_TEST_PYTHON_LS": json.dumps(server), "TETHER_TEST_LSP_MODE": "1" if client == "lsp-mode" else "",
+             "TETHER_TEST_INIT_OPTIONS": json.dumps(options) if options else ""},
     )
     e.rel = "main.py"
     e.path = project / "main.py"
@@ -185,6 +187,24 @@ def test_editor_context_gives_the_region_and_what_the_window_shows(emacs, assist
     assert selection["text"] == "greet", selection
     assert (selection["line"], selection["column"], selection["end_line"], selection["end_column"]) == (5, 12, 5, 17)
     assert shown["visible"] == [{"line": 1, "end_line": 5}], shown
+
+
+def test_the_deny_list_keeps_a_secret_buffer_out_of_every_answer(project, tmp_path):
+    (project / ".env").write_text("TOKEN=hunter2\n")
+    e = start(project, tmp_path, basedpyright(), options={"deny": {"secrets": True}})
+    a = attach_assistant(e.root, e.runtime)
+    try:
+        # The secret shown beside main.py, in a window of its own, with the point in it.
+        e.eval(f"(progn (select-window (split-window)) (find-file {json.dumps(str(project / '.env'))}) t)")
+        context = ok_json(a.call("editor_context"))
+        assert "hunter2" not in json.dumps(context) and ".env" not in json.dumps(context), context
+        assert [shown["path"] for shown in context["editors"]] == ["main.py"], context
+        for call in (a.call("read_file", path=".env"), a.call("diagnostics", path=".env"),
+                     a.call("grep", pattern="hunter2")):
+            assert "hunter2" not in text_of_sdk(call), text_of_sdk(call)
+    finally:
+        a.close()
+        e.close()
 
 
 def test_a_report_without_a_version_is_never_taken_for_the_edits(project, tmp_path):

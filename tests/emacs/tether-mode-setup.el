@@ -28,6 +28,11 @@
       server-name "emacs")
 (server-start)
 
+;;   TETHER_TEST_INIT_OPTIONS  JSON: `tether-initialization-options'
+(let ((options (getenv "TETHER_TEST_INIT_OPTIONS")))
+  (when (and options (not (string-empty-p options)))
+    (setq tether-initialization-options (json-parse-string options :object-type 'plist))))
+
 ;;   TETHER_TEST_REVIEW     "ask": every change waits for review (`tether-review')
 ;;   TETHER_TEST_REVIEW_TIMEOUT  how long it waits, in ms (the server's default otherwise)
 ;;   TETHER_TEST_REVIEW_EDIFF    "1": the review opens its files in ediff (`tether-review-ediff')
