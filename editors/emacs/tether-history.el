@@ -161,8 +161,12 @@ they come.  THEN, if given, is called after it, with no argument."
       (let ((buffer (current-buffer)))
         (tether--undo tether--history-conn (list :id id) (format "undo %s" id)
                       (lambda ()
-                        (when (buffer-live-p buffer)
-                          (with-current-buffer buffer (revert-buffer)))))))))
+                        ;; From a timer: this runs in jsonrpc's process filter, and the
+                        ;; refresh asks the server again and waits for its answer.
+                        (run-at-time 0 nil
+                                     (lambda ()
+                                       (when (buffer-live-p buffer)
+                                         (with-current-buffer buffer (revert-buffer)))))))))))
 
 ;;;###autoload
 (defun tether-undo (&optional id)
