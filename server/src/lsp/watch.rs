@@ -153,6 +153,8 @@ async fn poll(mut commands: UnboundedReceiver<Command>, changed: UnboundedSender
                 let Some(command) = command else { return };
                 if let Command::Add(path) = &command {
                     seen.insert(path.clone(), stamp(path));
+                    // A change since the editor's `didOpen`, before this stamp: read once.
+                    let _ = changed.send(path.clone());
                 }
                 files.apply(command);
                 seen.retain(|p, _| files.open.contains_key(p));
@@ -265,10 +267,16 @@ mod inotify {
             tokio::select! {
                 command = commands.recv() => {
                     let Some(command) = command else { return };
+                    let added = match &command { Command::Add(path) => Some(path.clone()), Command::Remove(_) => None };
                     match files.apply(command) {
                         Some(Ok(dir)) => watch.add(dir),
                         Some(Err(dir)) => watch.remove(&dir),
                         None => {}
+                    }
+                    // A change made between the editor's `didOpen` (when tether read the file)
+                    // and now, with the folder watched, has no event: the file is read once.
+                    if let Some(path) = added {
+                        files.touched(&path, true);
                     }
                 }
                 ready = watch.fd.readable() => {
