@@ -16,6 +16,7 @@ pub mod lsp;
 pub mod mcp;
 pub mod profiles;
 pub mod sink;
+pub mod sys;
 pub mod text;
 pub mod tools;
 pub mod vfs;

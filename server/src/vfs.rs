@@ -213,10 +213,10 @@ impl Vfs {
     /// acts on). `None` when nothing is there or it is not a regular file. The overlay is not
     /// consulted: an open buffer is saved to the file on disk, whose other names see the save.
     pub fn file_links(&self, p: &SandboxPath, follow: bool) -> Result<Option<u64>> {
-        use std::os::unix::fs::MetadataExt as _;
-        let m = if follow { fs::metadata(p.real()) } else { fs::symlink_metadata(p.path()) };
+        let at = if follow { p.real() } else { p.path() };
+        let m = if follow { fs::metadata(at) } else { fs::symlink_metadata(at) };
         match m {
-            Ok(m) if m.is_file() => Ok(Some(m.nlink())),
+            Ok(m) if m.is_file() => crate::sys::links(&m, at).map(Some).map_err(|e| Error::io(&e, p.given())),
             Ok(_) => Ok(None),
             Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => Ok(None),
             Err(e) => Err(Error::io(&e, p.given())),
@@ -320,8 +320,7 @@ fn meta_from_fs(m: &fs::Metadata) -> Metadata {
 }
 
 fn mode_of(m: &fs::Metadata) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    m.permissions().mode() & 0o7777
+    crate::sys::mode(m)
 }
 
 #[cfg(test)]

@@ -3,8 +3,7 @@
 
 use std::path::Path;
 
-use tokio::io::AsyncWriteExt as _;
-use tokio::net::UnixStream;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 
 use super::discovery;
 use super::{Attach, Hello};
@@ -57,29 +56,64 @@ impl SocketConnector {
             return Ok(None);
         };
         let label = format!("pid {} ({})", instance.pid, instance.socket.display());
-        let mut stream = match UnixStream::connect(&instance.socket).await {
-            Ok(s) => s,
+        let (reader, mut writer) = match connect(&instance.socket, instance.pid).await {
+            Ok(halves) => halves,
             Err(e) => {
                 tracing::warn!(instance = %label, error = %e, "could not connect to the editor's tether lsp");
                 return Err(format!("{label}: {e}"));
             }
         };
-        // The socket sits in our private directory, but check the other end all the same.
-        let me = rustix::process::geteuid().as_raw();
-        if !stream.peer_cred().is_ok_and(|c| c.uid() == me) {
-            tracing::warn!(instance = %label, "the socket's owner is not us; not attaching");
-            return Err(format!("{label}: the socket belongs to another user"));
-        }
         let hello = Hello { token: instance.token.clone(), profile: self.profile.clone() };
         let mut line = serde_json::to_vec(&hello).map_err(|e| e.to_string())?;
         line.push(b'\n');
-        if let Err(e) = stream.write_all(&line).await {
+        if let Err(e) = writer.write_all(&line).await {
             tracing::warn!(instance = %label, error = %e, "could not greet the editor's tether lsp");
             return Err(format!("{label}: {e}"));
         }
-        let (reader, writer) = stream.into_split();
-        Ok(Some(Connection { reader: Box::new(reader), writer: Box::new(writer), label }))
+        Ok(Some(Connection { reader, writer, label }))
     }
+}
+
+/// The two halves of a connection.
+type Halves = (Box<dyn AsyncRead + Send + Unpin>, Box<dyn AsyncWrite + Send + Unpin>);
+
+/// Connects to the Unix socket `socket` of process `pid`, checking that its owner is us.
+#[cfg(unix)]
+async fn connect(socket: &Path, _pid: u32) -> std::io::Result<Halves> {
+    let stream = tokio::net::UnixStream::connect(socket).await?;
+    // The socket sits in our private directory, but check the other end all the same.
+    if !stream.peer_cred().is_ok_and(|c| c.uid() == crate::sys::uid()) {
+        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "the socket belongs to another user"));
+    }
+    let (reader, writer) = stream.into_split();
+    Ok((Box::new(reader), Box::new(writer)))
+}
+
+/// Connects to the named pipe `pipe`, checking that the process serving it is `pid` and runs as
+/// our user (so a pipe someone else made under the name is never talked to). Every instance
+/// being busy with another client is waited out briefly.
+#[cfg(windows)]
+async fn connect(pipe: &Path, pid: u32) -> std::io::Result<Halves> {
+    use std::time::{Duration, Instant};
+    /// ERROR_PIPE_BUSY: every instance is taken; the server makes a new one at once.
+    const PIPE_BUSY: i32 = 231;
+    let until = Instant::now() + Duration::from_secs(2);
+    let client = loop {
+        match tokio::net::windows::named_pipe::ClientOptions::new().open(pipe) {
+            Ok(client) => break client,
+            Err(e) if e.raw_os_error() == Some(PIPE_BUSY) && Instant::now() < until => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let (server, user) = crate::sys::pipe_peer(&client, false)?;
+    if server != pid || user != crate::sys::user() {
+        let why = format!("the pipe is served by process {server} of {user}, not by the instance's own process {pid}");
+        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, why));
+    }
+    let (reader, writer) = tokio::io::split(client);
+    Ok((Box::new(reader), Box::new(writer)))
 }
 
 impl Connector for SocketConnector {

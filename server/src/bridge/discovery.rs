@@ -4,12 +4,14 @@
 use std::fmt;
 use std::fs;
 use std::io::{self, Read as _, Write as _};
-use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::sys;
+
 /// The environment variable naming the per-user runtime directory (XDG base directories).
+#[cfg(unix)]
 const XDG_RUNTIME_DIR: &str = "XDG_RUNTIME_DIR";
 
 /// One live `tether lsp`, as its discovery file records it.
@@ -19,7 +21,8 @@ pub struct Instance {
     pub pid: u32,
     /// Its workspace roots (canonical paths).
     pub roots: Vec<PathBuf>,
-    /// The Unix socket it listens on, inside the runtime directory.
+    /// The endpoint it listens on: a Unix socket inside the runtime directory, or on Windows a
+    /// named pipe (`\\.\pipe\tether-<user SID>-<pid>`).
     pub socket: PathBuf,
     /// The profile its calls use when they name none.
     pub profile: String,
@@ -44,22 +47,39 @@ impl Instance {
 /// else `/tmp/tether-<uid>`. Neither fallback reads the environment, so a `tether mcp` started
 /// with a reduced one (an assistant that passes its servers no `XDG_RUNTIME_DIR`, or another
 /// `TMPDIR`) still finds it ([`lookup_dirs`]). Created 0700; refused when it is not a directory we
-/// own or others may enter it.
+/// own or others may enter it. On Windows: `%LOCALAPPDATA%\tether\run`, created with a DACL for
+/// the user alone.
+#[cfg(unix)]
 pub fn runtime_dir() -> io::Result<PathBuf> {
-    let uid = rustix::process::geteuid().as_raw();
     let base = std::env::var_os(XDG_RUNTIME_DIR).map(PathBuf::from).filter(|p| p.is_absolute() && p.is_dir());
     let dir = match base {
         Some(base) => base.join("tether"),
-        None => fixed_dirs(uid).remove(0),
+        None => fixed_dirs(sys::uid()).remove(0),
     };
-    ensure_private_dir(&dir, uid)?;
+    ensure_private_dir(&dir)?;
+    Ok(dir)
+}
+
+/// The private runtime directory: `%LOCALAPPDATA%\tether\run`, each level created with a
+/// DACL for the user alone and refused when it is not a directory we own or grants anyone else.
+#[cfg(windows)]
+pub fn runtime_dir() -> io::Result<PathBuf> {
+    let base = sys::local_app_data().ok_or_else(|| {
+        io::Error::new(io::ErrorKind::NotFound, "LOCALAPPDATA is not set: no private runtime directory")
+    })?;
+    let tether = base.join("tether");
+    ensure_private_dir(&tether)?;
+    let dir = tether.join("run");
+    ensure_private_dir(&dir)?;
     Ok(dir)
 }
 
 /// The runtime directories that do not depend on the environment, the one a `tether lsp` without
 /// `XDG_RUNTIME_DIR` uses first: `/run/user/<uid>/tether` when `/run/user/<uid>` is our
 /// directory, then `/tmp/tether-<uid>`.
+#[cfg(unix)]
 fn fixed_dirs(uid: u32) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt as _;
     let runtime = PathBuf::from(format!("/run/user/{uid}"));
     let ours = fs::symlink_metadata(&runtime).is_ok_and(|m| m.is_dir() && m.uid() == uid);
     let mut dirs = Vec::new();
@@ -73,37 +93,38 @@ fn fixed_dirs(uid: u32) -> Vec<PathBuf> {
 /// Where a `tether mcp` looks for instances: the [`runtime_dir`] alone when `XDG_RUNTIME_DIR` is
 /// set; without it, every directory a `tether lsp` may have used (the fixed ones, and
 /// `tether-<uid>` in this process's temp directory, where earlier versions published), those that
-/// exist and are private.
+/// exist and are private. On Windows, the one runtime directory.
+#[cfg(unix)]
 pub fn lookup_dirs() -> Vec<PathBuf> {
-    let uid = rustix::process::geteuid().as_raw();
+    let uid = sys::uid();
     if std::env::var_os(XDG_RUNTIME_DIR).is_some_and(|v| Path::new(&v).is_absolute()) {
         return runtime_dir().into_iter().collect();
     }
     let mut dirs = fixed_dirs(uid);
     dirs.push(std::env::temp_dir().join(format!("tether-{uid}")));
     dirs.dedup();
-    dirs.into_iter().filter(|d| d.is_dir() && ensure_private_dir(d, uid).is_ok()).collect()
+    dirs.into_iter().filter(|d| d.is_dir() && ensure_private_dir(d).is_ok()).collect()
 }
 
-/// Creates `dir` 0700 if missing, then checks it: a real directory (not a symlink), owned by
-/// `uid`, with no rights for group or others.
-pub fn ensure_private_dir(dir: &Path, uid: u32) -> io::Result<()> {
-    match fs::DirBuilder::new().mode(0o700).create(dir) {
+/// Where a `tether mcp` looks for instances: the one [`runtime_dir`].
+#[cfg(windows)]
+pub fn lookup_dirs() -> Vec<PathBuf> {
+    runtime_dir().into_iter().collect()
+}
+
+/// Creates `dir` private to the user if missing (mode 0700, or on Windows a DACL for the user
+/// alone), then checks it: a real directory (not a link), ours, open to no one else.
+pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
+    match sys::create_private_dir(dir) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),
     }
     let meta = fs::symlink_metadata(dir)?;
-    if !meta.file_type().is_dir() {
-        return Err(refuse(dir, "is not a directory"));
+    match sys::not_private(&meta, dir, true) {
+        Some(why) => Err(refuse(dir, &why)),
+        None => Ok(()),
     }
-    if meta.uid() != uid {
-        return Err(refuse(dir, &format!("is owned by uid {}, not by us ({uid})", meta.uid())));
-    }
-    if meta.mode() & 0o077 != 0 {
-        return Err(refuse(dir, &format!("has mode {:o}; it must be 0700", meta.mode() & 0o777)));
-    }
-    Ok(())
 }
 
 fn refuse(dir: &Path, why: &str) -> io::Error {
@@ -118,9 +139,15 @@ pub fn file_of(dir: &Path, pid: u32) -> PathBuf {
     dir.join(format!("{pid}.json"))
 }
 
-/// The socket of process `pid`.
+/// The socket of process `pid`: `<pid>.sock` in the runtime directory; on Windows the named
+/// pipe `\\.\pipe\tether-<user SID>-<pid>` (pipes live in their own namespace, and the user's
+/// SID in the name keeps users apart).
 pub fn socket_of(dir: &Path, pid: u32) -> PathBuf {
-    dir.join(format!("{pid}.sock"))
+    if cfg!(windows) {
+        PathBuf::from(format!(r"\\.\pipe\tether-{}-{pid}", sys::user()))
+    } else {
+        dir.join(format!("{pid}.sock"))
+    }
 }
 
 /// Writes `instance`'s discovery file atomically (a 0600 temp file renamed over it).
@@ -129,7 +156,7 @@ pub fn write(dir: &Path, instance: &Instance) -> io::Result<()> {
     let tmp = dir.join(format!(".{}.json.tmp", instance.pid));
     let json = serde_json::to_vec(instance).map_err(io::Error::other)?;
     let _ = fs::remove_file(&tmp);
-    let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+    let mut f = sys::open_private(&tmp, true)?;
     f.write_all(&json)?;
     f.sync_all()?;
     drop(f);
@@ -152,15 +179,8 @@ pub fn read(path: &Path) -> io::Result<Instance> {
 fn load(path: &Path) -> Result<Instance, Skipped> {
     // The directory is private, so nothing can swap the file between this check and the read.
     let meta = fs::symlink_metadata(path).map_err(|e| Skipped::Unreadable(e.to_string()))?;
-    let uid = rustix::process::geteuid().as_raw();
-    if !meta.is_file() {
-        return Err(Skipped::NotPrivate("not a regular file".into()));
-    }
-    if meta.uid() != uid {
-        return Err(Skipped::NotPrivate(format!("owned by uid {}, not by us ({uid})", meta.uid())));
-    }
-    if meta.permissions().mode() & 0o077 != 0 {
-        return Err(Skipped::NotPrivate(format!("mode {:o}; it must be 0600", meta.permissions().mode() & 0o777)));
+    if let Some(why) = sys::not_private(&meta, path, false) {
+        return Err(Skipped::NotPrivate(why));
     }
     let mut s = String::new();
     fs::File::open(path).and_then(|mut f| f.read_to_string(&mut s)).map_err(|e| Skipped::Unreadable(e.to_string()))?;
@@ -169,13 +189,7 @@ fn load(path: &Path) -> Result<Instance, Skipped> {
 
 /// Whether process `pid` exists.
 pub fn is_alive(pid: u32) -> bool {
-    let Ok(raw) = i32::try_from(pid) else { return false };
-    let Some(pid) = rustix::process::Pid::from_raw(raw) else { return false };
-    match rustix::process::test_kill_process(pid) {
-        Ok(()) => true,
-        // It exists but belongs to someone else: not ours, but not dead either.
-        Err(e) => e == rustix::io::Errno::PERM,
-    }
+    sys::is_alive(pid)
 }
 
 /// Why [`scan`] passed over a discovery file.
@@ -305,8 +319,10 @@ pub fn pick<'a>(instances: &'a [Instance], root: &Path, only: Option<u32>) -> Op
         .map(|(_, i)| i)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+
     use super::*;
 
     fn instance(pid: u32, roots: &[&str], started: u64, dir: &Path) -> Instance {
@@ -349,22 +365,23 @@ mod tests {
     fn the_directory_is_created_private_and_refused_when_open_to_others() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().join("tether");
-        ensure_private_dir(&dir, uid()).expect("created");
+        ensure_private_dir(&dir).expect("created");
         assert_eq!(fs::metadata(&dir).expect("meta").mode() & 0o777, 0o700);
         // Existing and private: accepted again.
-        ensure_private_dir(&dir, uid()).expect("reused");
+        ensure_private_dir(&dir).expect("reused");
 
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).expect("chmod");
-        let e = ensure_private_dir(&dir, uid()).expect_err("group and others may enter");
+        let e = ensure_private_dir(&dir).expect_err("group and others may enter");
         assert!(e.to_string().contains("mode 755"), "{e}");
 
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o700)).expect("chmod");
-        let e = ensure_private_dir(&dir, uid() + 1).expect_err("another owner");
-        assert!(e.to_string().contains("owned by"), "{e}");
+        let meta = fs::symlink_metadata(&dir).expect("meta");
+        let why = sys::not_private_to(&meta, true, uid() + 1).expect("another owner");
+        assert!(why.contains("owned by"), "{why}");
 
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(&dir, &link).expect("symlink");
-        let e = ensure_private_dir(&link, uid()).expect_err("a symlink");
+        let e = ensure_private_dir(&link).expect_err("a symlink");
         assert!(e.to_string().contains("not a directory"), "{e}");
     }
 
@@ -443,9 +460,9 @@ mod tests {
             .collect();
         let mut want = vec![
             ("11.json".to_owned(), format!("names pid {me}, not the pid in its name")),
-            ("12.json".to_owned(), "not a private file: mode 644; it must be 0600".to_owned()),
+            ("12.json".to_owned(), "not a private file: has mode 644; it must be 0600".to_owned()),
             ("13.json".to_owned(), "not a discovery file: EOF while parsing an object at line 1 column 1".to_owned()),
-            ("14.json".to_owned(), "not a private file: not a regular file".to_owned()),
+            ("14.json".to_owned(), "not a private file: is not a regular file".to_owned()),
             (format!("{dead}.json"), "the process is gone (a stale file); removed".to_owned()),
             (
                 format!("{me}.json"),

@@ -1,14 +1,13 @@
-//! The lsp side: the socket, the discovery file, and the checks every connection passes.
+//! The lsp side: the socket (on Windows, the named pipe), the discovery file, and the checks
+//! every connection passes.
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, BufReader};
-use tokio::net::{UnixListener, UnixStream};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, BufReader};
 use tokio::task::JoinHandle;
 
 use super::discovery::{self, Instance};
@@ -35,11 +34,7 @@ impl Endpoint {
     pub fn start(dir: &Path, profile: &str, roots: Vec<PathBuf>, make: MakeServer) -> io::Result<Endpoint> {
         let pid = std::process::id();
         let socket = discovery::socket_of(dir, pid);
-        // A socket left by an earlier process with our pid is dead: we are that pid now.
-        let _ = fs::remove_file(&socket);
-        let listener = UnixListener::bind(&socket)?;
-        // The directory already keeps others out; the mode says the same of the socket itself.
-        fs::set_permissions(&socket, fs::Permissions::from_mode(0o600))?;
+        let listener = Listener::bind(&socket)?;
         let started = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -86,17 +81,107 @@ impl Drop for Endpoint {
         self.accept.abort();
         let instance = self.instance.lock().unwrap_or_else(|e| e.into_inner());
         let _ = fs::remove_file(discovery::file_of(&self.dir, instance.pid));
-        let _ = fs::remove_file(&instance.socket);
+        // A named pipe goes with its last handle; a Unix socket stays as a file.
+        if cfg!(unix) {
+            let _ = fs::remove_file(&instance.socket);
+        }
     }
 }
 
-async fn accept_loop(listener: UnixListener, token: Arc<str>, make: MakeServer) {
+/// Where the lsp waits for connections: a Unix socket, 0600 in the private directory.
+#[cfg(unix)]
+struct Listener(tokio::net::UnixListener);
+
+#[cfg(unix)]
+impl Listener {
+    fn bind(socket: &Path) -> io::Result<Listener> {
+        use std::os::unix::fs::PermissionsExt as _;
+        // A socket left by an earlier process with our pid is dead: we are that pid now.
+        let _ = fs::remove_file(socket);
+        let listener = tokio::net::UnixListener::bind(socket)?;
+        // The directory already keeps others out; the mode says the same of the socket itself.
+        fs::set_permissions(socket, fs::Permissions::from_mode(0o600))?;
+        Ok(Listener(listener))
+    }
+
+    /// The next connection whose peer runs as our user; others are closed unanswered.
+    async fn accept(&mut self) -> io::Result<Option<tokio::net::UnixStream>> {
+        let (stream, _) = self.0.accept().await?;
+        let me = crate::sys::uid();
+        match stream.peer_cred() {
+            Ok(cred) if cred.uid() == me => Ok(Some(stream)),
+            Ok(cred) => {
+                tracing::warn!(uid = cred.uid(), "bridge connection from another user refused");
+                Ok(None)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "bridge connection without peer credentials refused");
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Where the lsp waits for connections: a named pipe whose first instance is ours
+/// (`first_pipe_instance`, so no one can have squatted the name), closed to remote clients, with
+/// a DACL for the user alone. Each connection takes the waiting instance; a new one is made for
+/// the next client at once.
+#[cfg(windows)]
+struct Listener {
+    name: PathBuf,
+    next: tokio::net::windows::named_pipe::NamedPipeServer,
+}
+
+#[cfg(windows)]
+impl Listener {
+    fn bind(name: &Path) -> io::Result<Listener> {
+        Ok(Listener { name: name.to_owned(), next: Self::instance(name, true)? })
+    }
+
+    fn instance(name: &Path, first: bool) -> io::Result<tokio::net::windows::named_pipe::NamedPipeServer> {
+        let mut options = tokio::net::windows::named_pipe::ServerOptions::new();
+        options.first_pipe_instance(first).reject_remote_clients(true);
+        crate::sys::with_private_attributes(|attrs| {
+            // SAFETY: `attrs` points to SECURITY_ATTRIBUTES that live until this closure returns,
+            // which is all the call needs.
+            #[allow(unsafe_code)]
+            unsafe {
+                options.create_with_security_attributes_raw(name, attrs)
+            }
+        })
+    }
+
+    /// The next connection whose client runs as our user; others are closed unanswered.
+    async fn accept(&mut self) -> io::Result<Option<tokio::net::windows::named_pipe::NamedPipeServer>> {
+        self.next.connect().await?;
+        let connected = std::mem::replace(&mut self.next, Self::instance(&self.name, false)?);
+        match crate::sys::pipe_peer(&connected, true) {
+            Ok((_, user)) if user == crate::sys::user() => Ok(Some(connected)),
+            Ok((pid, user)) => {
+                tracing::warn!(pid, %user, "bridge connection from another user refused");
+                Ok(None)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "bridge connection whose client cannot be identified refused");
+                Ok(None)
+            }
+        }
+    }
+}
+
+async fn accept_loop(mut listener: Listener, token: Arc<str>, make: MakeServer) {
     loop {
         match listener.accept().await {
-            Ok((stream, _)) => {
+            Ok(Some(stream)) => {
                 let (token, make) = (token.clone(), make.clone());
-                tokio::spawn(async move { serve_connection(stream, &token, &make).await });
+                // A Unix socket splits into owned halves; a pipe, through tokio's shared split.
+                #[cfg(unix)]
+                let (read, write) = stream.into_split();
+                #[cfg(windows)]
+                let (read, write) = tokio::io::split(stream);
+                tokio::spawn(async move { serve_connection(read, write, &token, &make).await });
             }
+            Ok(None) => {}
             Err(e) => {
                 tracing::warn!(error = %e, "bridge accept failed");
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -105,22 +190,13 @@ async fn accept_loop(listener: UnixListener, token: Arc<str>, make: MakeServer) 
     }
 }
 
-/// Checks one connection and, if it passes, serves MCP on it until the client leaves. A refused
-/// connection is closed without a word.
-async fn serve_connection(stream: UnixStream, token: &str, make: &MakeServer) {
-    let me = rustix::process::geteuid().as_raw();
-    match stream.peer_cred() {
-        Ok(cred) if cred.uid() == me => {}
-        Ok(cred) => {
-            tracing::warn!(uid = cred.uid(), "bridge connection from another user refused");
-            return;
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "bridge connection without peer credentials refused");
-            return;
-        }
-    }
-    let (read, write) = stream.into_split();
+/// Checks one connection from our own user and, if it passes, serves MCP on it until the client
+/// leaves. A refused connection is closed without a word.
+async fn serve_connection<R, W>(read: R, write: W, token: &str, make: &MakeServer)
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
     let mut reader = BufReader::new(read);
     let Some(hello) = read_hello(&mut reader).await else {
         tracing::warn!("bridge connection without a valid first line refused");
@@ -142,7 +218,7 @@ async fn serve_connection(stream: UnixStream, token: &str, make: &MakeServer) {
 }
 
 /// The first line, read with a size and time limit, parsed.
-async fn read_hello(reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>) -> Option<Hello> {
+async fn read_hello(reader: &mut (impl AsyncBufRead + Unpin)) -> Option<Hello> {
     let mut line = Vec::new();
     let mut limited = (&mut *reader).take(MAX_HELLO);
     match tokio::time::timeout(HELLO_TIMEOUT, limited.read_until(b'\n', &mut line)).await {

@@ -134,7 +134,7 @@ fn status_text(dir: &Path, found: &discovery::Scan, ide_status: &IdeStatus) -> S
             "  serves  {}",
             if roots.is_empty() { "(no workspace folder)".into() } else { roots.join(", ") }
         );
-        let missing = if i.socket.exists() { "" } else { " (missing: nothing can attach)" };
+        let missing = if crate::sys::endpoint_exists(&i.socket) { "" } else { " (missing: nothing can attach)" };
         let _ = writeln!(out, "  socket  {}{missing}", i.socket.display());
         for (_, line, _) in ide_status(i.pid, &i.roots) {
             let _ = writeln!(out, "  ide     {line}");

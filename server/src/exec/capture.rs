@@ -2,7 +2,6 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write as _};
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 /// Where output beyond the in-memory cap goes.
@@ -134,7 +133,7 @@ fn open_spill(to: &SpillTo, name: &str, head: &[u8]) -> io::Result<(File, PathBu
     }
     let path = to.dir.join(name);
     // `create_new` never follows a symlink planted at the name, nor overwrites anything.
-    let mut file = OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path)?;
+    let mut file = crate::sys::open_private(&path, true)?;
     let head_len = usize::try_from(to.max_bytes).unwrap_or(usize::MAX).min(head.len());
     file.write_all(&head[..head_len])?;
     prune(&to.dir, to.keep_files);

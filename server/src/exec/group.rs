@@ -1,13 +1,59 @@
 //! Process groups: signalling one, telling whether anything in it still runs, naming signals.
 
 use std::fs;
+use std::io;
+use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::process::{Child, Command, ExitStatus};
 
 use rustix::io::Errno;
 use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
 
+/// A command's process group: the shell and everything it starts.
+pub(super) struct Group(Pid);
+
+impl Group {
+    /// Starts `command` as the leader of a new process group.
+    pub(super) fn spawn(command: &mut Command) -> io::Result<(Child, Group)> {
+        let child = command.process_group(0).spawn()?;
+        let pgid = Pid::from_child(&child);
+        Ok((child, Group(pgid)))
+    }
+
+    /// The group's id, for names.
+    pub(super) fn id(&self) -> u32 {
+        self.0.as_raw_nonzero().get().unsigned_abs()
+    }
+
+    /// Asks everything in the group to stop: `SIGTERM`, and `SIGCONT` so that stopped
+    /// processes see it. Returns whether the ask can be waited on (always, here).
+    pub(super) fn ask_to_stop(&self) -> bool {
+        signal_group(self.0, Signal::TERM);
+        signal_group(self.0, Signal::CONT);
+        true
+    }
+
+    /// Kills everything in the group (`SIGKILL`).
+    pub(super) fn kill(&self) {
+        signal_group(self.0, Signal::KILL);
+    }
+
+    /// Whether a process that still runs is left in the group.
+    pub(super) fn alive(&self) -> bool {
+        group_alive(self.0)
+    }
+
+    /// Leaves the processes still in the group running after the call.
+    pub(super) fn release(self) {}
+}
+
+/// The signal that ended a process, if one did.
+pub(super) fn signal_of(status: &ExitStatus) -> Option<i32> {
+    status.signal()
+}
+
 /// Sends `sig` to every process in group `pgid`. A group that is already gone is not an error,
 /// and neither is a member we may not signal: the caller goes on to wait and escalate either way.
-pub(super) fn signal_group(pgid: Pid, sig: Signal) {
+fn signal_group(pgid: Pid, sig: Signal) {
     if let Err(e) = kill_process_group(pgid, sig) {
         if e != Errno::SRCH {
             tracing::warn!(pgid = pgid.as_raw_nonzero().get(), "signalling a process group: {e}");
@@ -21,7 +67,7 @@ pub(super) fn signal_group(pgid: Pid, sig: Signal) {
 /// until its new parent reaps it, which some init processes (in containers, sandboxes) do
 /// seconds later. Waiting on that would stretch every kill to the full grace period, so on
 /// Linux the group's members are looked up in `/proc` and zombies are left out.
-pub(super) fn group_alive(pgid: Pid) -> bool {
+fn group_alive(pgid: Pid) -> bool {
     if test_kill_process_group(pgid) == Err(Errno::SRCH) {
         return false;
     }

@@ -27,24 +27,23 @@
 //! when a stream passes [`Spec::capture_bytes`] instead of keeping only the head.
 
 mod capture;
+#[cfg(unix)]
 mod group;
+#[cfg(windows)]
+#[path = "job.rs"]
+mod group;
+mod pipes;
 
-use std::fs::File;
-use std::io::{self, Read as _};
-use std::os::fd::OwnedFd;
-use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::io;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use rustix::event::{poll, PollFd, PollFlags, Timespec};
-use rustix::io::Errno;
-use rustix::process::{Pid, Signal};
-
 pub use capture::{Captured, SpillTo};
 pub use group::signal_name;
-use group::{group_alive, signal_group};
+use group::{signal_of, Group};
+use pipes::Pipes;
 
 /// How long a command may run when the caller does not say.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -65,8 +64,6 @@ pub const DEFAULT_SPILL_KEEP_FILES: usize = 32;
 const KILL_WAIT: Duration = Duration::from_millis(500);
 /// The longest stretch between checks of the shell, the deadline and the cancel flag.
 const TICK: Duration = Duration::from_millis(10);
-/// Bytes read from a pipe at once.
-const READ_CHUNK: usize = 64 * 1024;
 
 /// What to run and within which limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,9 +146,25 @@ pub struct Outcome {
 /// checked every few milliseconds); a caller with nothing to cancel passes a fresh `false`.
 /// Fails only when the shell cannot be started (or the OS refuses to wait for it).
 pub fn run(spec: &Spec, cancel: &AtomicBool) -> io::Result<Outcome> {
+    supervise(shell(&spec.command), spec, cancel)
+}
+
+/// `/bin/sh -c COMMAND`.
+#[cfg(unix)]
+fn shell(command: &str) -> Command {
     let mut shell = Command::new("/bin/sh");
-    shell.arg("-c").arg(&spec.command);
-    supervise(shell, spec, cancel)
+    shell.arg("-c").arg(command);
+    shell
+}
+
+/// `cmd.exe /d /s /c "COMMAND"`: no AutoRun commands (`/d`), and the command line passed as it
+/// is (`/s` strips the outer quotes), since cmd does not parse its arguments as programs do.
+#[cfg(windows)]
+fn shell(command: &str) -> Command {
+    use std::os::windows::process::CommandExt as _;
+    let mut shell = Command::new("cmd.exe");
+    shell.args(["/d", "/s", "/c"]).raw_arg(format!("\"{command}\""));
+    shell
 }
 
 /// Runs `program` with `args` directly, with no shell in between (so nothing in the arguments
@@ -171,26 +184,24 @@ pub fn run_program(
 /// Starts `command` in `spec.cwd` in a new process group and watches it to the end.
 fn supervise(mut command: Command, spec: &Spec, cancel: &AtomicBool) -> io::Result<Outcome> {
     let started = Instant::now();
-    let mut child = command
+    command
         .current_dir(&spec.cwd)
         .env("PWD", &spec.cwd)
-        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let pgid = Pid::from_child(&child);
+        .stderr(Stdio::piped());
+    let (mut child, group) = Group::spawn(&mut command)?;
     let mut run = Running {
-        pgid,
         streams: Streams::new(&mut child, spec),
+        name: format!("{}-{}", timestamp(SystemTime::now()), group.id()),
+        group,
         child,
         status: None,
-        name: format!("{}-{}", timestamp(SystemTime::now()), pgid.as_raw_nonzero()),
     };
     let result = run.supervise(spec, cancel, started + spec.timeout);
     if result.is_err() && run.status.is_none() {
         // Waiting failed: do not leave the command running unsupervised.
-        signal_group(pgid, Signal::KILL);
+        run.group.kill();
         let _ = run.child.wait();
     }
     let Ended { stopped, background_killed, kept } = result?;
@@ -200,7 +211,8 @@ fn supervise(mut command: Command, spec: &Spec, cancel: &AtomicBool) -> io::Resu
     };
     if kept {
         // Background jobs were left running: the pipes they hold are read until they close.
-        run.streams.read_on();
+        run.streams.pipes.read_on();
+        run.group.release();
     } else {
         // The group is gone; its pipes close now unless a process that left it holds them.
         run.streams.drain(&run.name, Instant::now() + spec.drain);
@@ -208,7 +220,7 @@ fn supervise(mut command: Command, spec: &Spec, cancel: &AtomicBool) -> io::Resu
     let [stdout, stderr] = run.streams.captures.map(|c| c.finish(spec.keep_bytes));
     Ok(Outcome {
         exit_code: status.code(),
-        signal: status.signal(),
+        signal: signal_of(&status),
         timed_out: stopped == Some(Stop::TimedOut),
         cancelled: stopped == Some(Stop::Cancelled),
         output_limit: stopped == Some(Stop::OutputLimit),
@@ -239,7 +251,7 @@ struct Ended {
 
 /// A started command and what has been seen of it.
 struct Running {
-    pgid: Pid,
+    group: Group,
     child: Child,
     streams: Streams,
     /// The shell's status, once it has been reaped.
@@ -273,7 +285,7 @@ impl Running {
         let mut background = false;
         if stopped.is_none() {
             self.streams.drain(&self.name, Instant::now() + spec.drain);
-            background = group_alive(self.pgid);
+            background = self.group.alive();
             // Output written during the drain still counts against the limit.
             if over(&self.streams) {
                 stopped = Some(Stop::OutputLimit);
@@ -290,16 +302,14 @@ impl Running {
     /// no grace, `SIGKILL` at once.
     fn terminate(&mut self, grace: Duration) -> io::Result<()> {
         if grace.is_zero() {
-            signal_group(self.pgid, Signal::KILL);
+            self.group.kill();
             self.wait_for_group(Instant::now() + KILL_WAIT)?;
             return Ok(());
         }
-        signal_group(self.pgid, Signal::TERM);
-        signal_group(self.pgid, Signal::CONT);
-        if self.wait_for_group(Instant::now() + grace)? {
+        if self.group.ask_to_stop() && self.wait_for_group(Instant::now() + grace)? {
             return Ok(());
         }
-        signal_group(self.pgid, Signal::KILL);
+        self.group.kill();
         self.wait_for_group(Instant::now() + KILL_WAIT)?;
         Ok(())
     }
@@ -313,7 +323,7 @@ impl Running {
             }
             // Once the shell is reaped its pid could in theory be reused, but not as a process
             // group id while any member of this group is left, so the check stays about us.
-            if self.status.is_some() && !group_alive(self.pgid) {
+            if self.status.is_some() && !self.group.alive() {
                 return Ok(true);
             }
             let now = Instant::now();
@@ -327,62 +337,25 @@ impl Running {
 
 /// The command's stdout and stderr: pipes still open, and what they produced.
 struct Streams {
-    pipes: [Option<File>; 2],
+    pipes: Pipes,
     captures: [capture::Capture; 2],
-    buf: Vec<u8>,
 }
 
 impl Streams {
     fn new(child: &mut Child, spec: &Spec) -> Streams {
-        let out = child.stdout.take().map(|p| File::from(OwnedFd::from(p)));
-        let err = child.stderr.take().map(|p| File::from(OwnedFd::from(p)));
         Streams {
-            pipes: [out, err],
+            pipes: Pipes::new(child),
             captures: [
                 capture::Capture::new("stdout", spec.capture_bytes, spec.spill.clone()),
                 capture::Capture::new("stderr", spec.capture_bytes, spec.spill.clone()),
             ],
-            buf: vec![0; READ_CHUNK],
         }
     }
 
-    /// Waits up to `wait` for output and reads what is there. A pipe that reached its end (or
-    /// failed) is closed. With no pipe open, this just waits.
+    /// Waits up to `wait` for output and keeps what is there.
     fn pump(&mut self, name: &str, wait: Duration) -> io::Result<()> {
-        let timeout = Timespec::try_from(wait).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        let mut ready = [false; 2];
-        {
-            let mut fds = Vec::with_capacity(2);
-            let mut which = Vec::with_capacity(2);
-            for (i, pipe) in self.pipes.iter().enumerate() {
-                if let Some(pipe) = pipe {
-                    fds.push(PollFd::new(pipe, PollFlags::IN));
-                    which.push(i);
-                }
-            }
-            match poll(&mut fds, Some(&timeout)) {
-                Ok(_) => {}
-                Err(Errno::INTR) => return Ok(()),
-                Err(e) => return Err(e.into()),
-            }
-            for (fd, i) in fds.iter().zip(which) {
-                ready[i] = !fd.revents().is_empty();
-            }
-        }
-        for (i, ready) in ready.into_iter().enumerate() {
-            let Some(pipe) = self.pipes[i].as_mut().filter(|_| ready) else { continue };
-            // `poll` said the pipe is readable (or closed), so this read does not block.
-            match pipe.read(&mut self.buf) {
-                Ok(0) => self.pipes[i] = None,
-                Ok(n) => self.captures[i].push(&self.buf[..n], name),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    tracing::warn!("reading command output: {e}");
-                    self.pipes[i] = None;
-                }
-            }
-        }
-        Ok(())
+        let captures = &mut self.captures;
+        self.pipes.pump(wait, |i, bytes| captures[i].push(bytes, name))
     }
 
     /// Whether a stream has written more than `cap` bytes.
@@ -390,23 +363,9 @@ impl Streams {
         self.captures.iter().any(|c| c.total() > cap as u64)
     }
 
-    /// Hands the pipes still open to a thread that reads and drops what comes until they close:
-    /// a background job left running keeps writing to them without blocking or `SIGPIPE`.
-    fn read_on(&mut self) {
-        // One thread a pipe: a job blocked writing to one must not wait for the other to close.
-        for mut pipe in self.pipes.iter_mut().filter_map(Option::take) {
-            let spawned = std::thread::Builder::new()
-                .name("tether-exec-pipe".into())
-                .spawn(move || io::copy(&mut pipe, &mut io::sink()));
-            if let Err(e) = spawned {
-                tracing::warn!("cannot keep reading a background job's output: {e}");
-            }
-        }
-    }
-
     /// Reads until both pipes are closed or `until` passes, whichever is first.
     fn drain(&mut self, name: &str, until: Instant) {
-        while self.pipes.iter().any(Option::is_some) {
+        while self.pipes.any_open() {
             let now = Instant::now();
             if now >= until {
                 return;
@@ -423,7 +382,7 @@ fn timestamp(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t).to_string().replace(['-', ':'], "")
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

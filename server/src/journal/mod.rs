@@ -544,8 +544,12 @@ pub fn undone_by(list: &[Changeset]) -> HashMap<String, String> {
 }
 
 /// The journal's directory when none is given: `$XDG_STATE_HOME/tether/journal`, else
-/// `~/.local/state/tether/journal`.
+/// `~/.local/state/tether/journal`; on Windows `%LOCALAPPDATA%\tether\journal`.
 pub fn default_dir() -> Option<PathBuf> {
+    #[cfg(windows)]
+    if let Some(local) = crate::sys::local_app_data() {
+        return Some(local.join("tether").join("journal"));
+    }
     let state = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())

@@ -6,7 +6,6 @@
 //! never fails the change, which has happened: it is logged.
 
 use std::fs;
-use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -15,6 +14,7 @@ use super::{client, hash_pieces, lines, now_ms, CallInfo, Changeset, FileRecord,
 use crate::edit::{Base, EditPlan, FileOp, TextChange};
 use crate::error::Result;
 use crate::sink::{Applied, Sink};
+use crate::sys;
 use crate::vfs::{Origin, Vfs};
 
 /// Files larger than this are recorded without their bytes (their change cannot be undone).
@@ -130,7 +130,7 @@ fn edit_records(journal: &Journal, plan: &EditPlan) -> Vec<Option<FileRecord>> {
 
 /// Sets the permission bits of both sides of an edit's record to the file's on disk now.
 fn with_mode(r: &mut FileRecord, real: &Path) {
-    let mode = fs::metadata(real).ok().map(|m| m.mode() & 0o7777);
+    let mode = fs::metadata(real).ok().map(|m| sys::mode(&m));
     for side in [&mut r.before, &mut r.after].into_iter().flatten() {
         side.mode = mode;
     }
@@ -298,7 +298,7 @@ impl Recording<'_> {
                 Some(r)
             }
             FileOp::Create { path, text, .. } => {
-                let mode = fs::metadata(path.real()).ok().map(|m| m.mode() & 0o7777);
+                let mode = fs::metadata(path.real()).ok().map(|m| sys::mode(&m));
                 let replaced = before.of(path.real());
                 let mut r = blank(if replaced.is_some() { Op::Overwrite } else { Op::Create }, path.real());
                 r.after = Some(self.side(path.real(), text.as_bytes(), mode, true));
@@ -489,7 +489,7 @@ impl Before {
 
 /// A file's current bytes as tether sees them (an open buffer's text, else the disk).
 fn current(vfs: &Vfs, real: &Path) -> Option<Old> {
-    let mode = fs::metadata(real).ok().map(|m| m.mode() & 0o7777);
+    let mode = fs::metadata(real).ok().map(|m| sys::mode(&m));
     if let Some(doc) = vfs.overlay().get(real) {
         return Some(Old {
             path: real.to_owned(),
@@ -520,7 +520,7 @@ fn read_entry(path: &Path, count: &mut usize) -> Old {
             return old;
         }
     };
-    old.mode = Some(meta.mode() & 0o7777);
+    old.mode = Some(sys::mode(&meta));
     if meta.is_dir() {
         old.dir = true;
         let mut names: Vec<PathBuf> = match fs::read_dir(path) {

@@ -23,7 +23,6 @@
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::{self, Write as _};
-use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -31,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{apply_hunks, hash_of, Changeset, FileRecord, Hunk};
 use crate::error::{Error, ErrorKind, Result};
+use crate::sys;
 
 /// Blobs younger than this are never pruned: a writer may have just written one for a changeset
 /// it has not published yet.
@@ -109,7 +109,7 @@ impl RootStore {
         let io = |e: io::Error| journal_error(&self.dir, &e);
         if !self.changes().is_dir() || !self.blobs().is_dir() || !self.reads().is_dir() {
             for d in [self.changes(), self.blobs(), self.reads()] {
-                fs::DirBuilder::new().recursive(true).mode(0o700).create(&d).map_err(io)?;
+                sys::create_private_dir_all(&d).map_err(io)?;
             }
             let _ = fs::write(self.dir.join("root"), format!("{}\n", self.root.display()));
         }
@@ -198,7 +198,7 @@ impl RootStore {
         let io = |e: io::Error| journal_error(&self.dir, &e);
         let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(self.blobs()).map_err(io)?;
         tmp.as_file_mut().write_all(bytes).map_err(io)?;
-        tmp.as_file().set_permissions(fs::Permissions::from_mode(0o600)).map_err(io)?;
+        sys::make_private(tmp.as_file()).map_err(io)?;
         // Durable before the changeset that names it is published.
         tmp.as_file().sync_data().map_err(io)?;
         tmp.persist(&path).map_err(|e| io(e.error))?;
@@ -234,7 +234,7 @@ impl RootStore {
         let json = serde_json::to_vec(delta).map_err(|e| Error::new(ErrorKind::IoError, e.to_string()))?;
         let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(self.blobs()).map_err(io)?;
         tmp.as_file_mut().write_all(&json).map_err(io)?;
-        tmp.as_file().set_permissions(fs::Permissions::from_mode(0o600)).map_err(io)?;
+        sys::make_private(tmp.as_file()).map_err(io)?;
         tmp.as_file().sync_data().map_err(io)?;
         tmp.persist(&path).map_err(|e| io(e.error))?;
         sync_dir(&self.blobs()).map_err(io)?;
@@ -472,7 +472,7 @@ fn touch(path: &Path) {
 
 /// Makes the entries of `dir` (a name just linked or renamed into it) durable.
 fn sync_dir(dir: &Path) -> io::Result<()> {
-    fs::File::open(dir)?.sync_all()
+    sys::sync_dir(dir)
 }
 
 fn journal_error(dir: &Path, e: &io::Error) -> Error {

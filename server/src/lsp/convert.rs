@@ -35,10 +35,10 @@ pub fn uri_of(path: &Path) -> Option<Url> {
 /// a missing one gets its parent canonicalized (a new buffer in an existing directory); anything
 /// else is kept as given.
 pub fn canonical(path: &Path) -> PathBuf {
-    if let Ok(real) = path.canonicalize() {
+    if let Ok(real) = crate::sys::canonicalize(path) {
         return real;
     }
-    match (path.parent().and_then(|p| p.canonicalize().ok()), path.file_name()) {
+    match (path.parent().and_then(|p| crate::sys::canonicalize(p).ok()), path.file_name()) {
         (Some(parent), Some(name)) => parent.join(name),
         _ => path.to_path_buf(),
     }

@@ -129,12 +129,27 @@ pub fn run_stdio(options: Options, log_level: Option<&str>) -> anyhow::Result<bo
 }
 
 /// Resolves when the process is asked to stop (SIGTERM or SIGINT), naming the signal.
+#[cfg(unix)]
 async fn terminated() -> &'static str {
     use tokio::signal::unix::{signal, SignalKind};
     match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
         (Ok(mut term), Ok(mut int)) => tokio::select! {
             _ = term.recv() => "SIGTERM",
             _ = int.recv() => "SIGINT",
+        },
+        _ => std::future::pending().await,
+    }
+}
+
+/// Resolves when the process is asked to stop (its console closing, or Ctrl+C), naming the
+/// event.
+#[cfg(windows)]
+async fn terminated() -> &'static str {
+    use tokio::signal::windows::{ctrl_c, ctrl_close};
+    match (ctrl_close(), ctrl_c()) {
+        (Ok(mut close), Ok(mut int)) => tokio::select! {
+            _ = close.recv() => "CTRL_CLOSE_EVENT",
+            _ = int.recv() => "CTRL_C_EVENT",
         },
         _ => std::future::pending().await,
     }

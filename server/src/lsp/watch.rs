@@ -21,10 +21,12 @@ use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::time::Instant;
 
 /// How long a file's events must pause before it is read, while it may still be being written.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub const QUIET: std::time::Duration = std::time::Duration::from_millis(30);
 
 /// How long after an event that says a write is complete (the writer closed the file, or a whole
 /// file was renamed over it) the file is read: just enough to take a burst of such events once.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub const COMPLETE: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The watch's channels, kept by the server's shared state until `initialized` starts the watch,
@@ -91,6 +93,7 @@ impl Files {
         }
     }
 
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     /// Notes an event for `path`, if it is open: `complete` when it says the write is done.
     fn touched(&mut self, path: &Path, complete: bool) {
         if self.open.contains_key(path) {
@@ -99,17 +102,20 @@ impl Files {
         }
     }
 
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     /// Notes that events may have been lost: every open file is read.
     fn all_touched(&mut self) {
         let at = Instant::now() + QUIET;
         self.pending = self.open.keys().map(|p| (p.clone(), at)).collect();
     }
 
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     /// When the next pending file is due.
     fn next_due(&self) -> Option<Instant> {
         self.pending.values().min().copied()
     }
 
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     /// Sends the files that are due.
     fn send_due(&mut self, changed: &UnboundedSender<PathBuf>) {
         let now = Instant::now();

@@ -488,6 +488,7 @@ pub fn run_stdio(
 }
 
 /// The size `tether mcp` asks of its stdio pipes.
+#[cfg(target_os = "linux")]
 const STDIO_PIPE_SIZE: usize = 1 << 20;
 
 /// Grows stdin and stdout to [`STDIO_PIPE_SIZE`] when they are pipes (Linux's default is 64 KiB,

@@ -4,8 +4,6 @@
 //! scope a server, so tether honours them.
 #![allow(deprecated)]
 
-use std::ffi::OsString;
-use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
 use rmcp::model::Root;
@@ -34,7 +32,35 @@ pub fn file_uri_to_path(uri: &str) -> Option<PathBuf> {
     if bytes.contains(&0) {
         return None;
     }
-    Some(PathBuf::from(OsString::from_vec(bytes)))
+    path_of(bytes)
+}
+
+/// The path a decoded `file://` URI path names: its bytes as they are on Unix.
+#[cfg(unix)]
+fn path_of(bytes: Vec<u8>) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStringExt as _;
+    Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+}
+
+/// The path a decoded `file://` URI path names on Windows: `/C:/w` is `C:\w` (the drive letter
+/// in either case, `%3A` already decoded), and the path must be UTF-8.
+#[cfg(windows)]
+fn path_of(bytes: Vec<u8>) -> Option<PathBuf> {
+    let text = String::from_utf8(bytes).ok()?;
+    let rest = text.strip_prefix('/')?;
+    let drive = rest.as_bytes();
+    if drive.len() < 2
+        || !drive[0].is_ascii_alphabetic()
+        || drive[1] != b':'
+        || drive.get(2).is_some_and(|&b| b != b'/')
+    {
+        return None;
+    }
+    let mut path = rest.replace('/', "\\");
+    if path.len() == 2 {
+        path.push('\\');
+    }
+    Some(PathBuf::from(path))
 }
 
 fn percent_decode(s: &str) -> Option<Vec<u8>> {

@@ -47,13 +47,13 @@ mod locks;
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 use self::files::{parent, Owner};
 use super::{Applied, Destination, Sink, TwoPhaseSink};
 use crate::edit::{Base, EditPlan, FileOp, TextChange};
 use crate::error::{Error, ErrorKind, Result};
+use crate::sys;
 use crate::text::SharedText;
 use crate::vfs::{Origin, Vfs};
 use crate::workspace::SandboxPath;
@@ -384,7 +384,7 @@ impl Transaction {
             return Err(not_a_file(given, &meta));
         }
         let owner = Owner::of(&meta);
-        if meta.nlink() > 1 {
+        if sys::links(&meta, target).map_err(|e| Error::io(&e, given))? > 1 {
             let backup = files::write_backup(target, &old.segments(), owner).map_err(|e| Error::io(&e, given))?;
             self.cleanup.push(backup);
             // Recorded before writing: a write that fails half-way must be undone too.

@@ -125,7 +125,7 @@ fn find_program(ws: &Workspace, name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .filter(|dir| dir.is_absolute())
         .filter(|dir| {
-            let real = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+            let real = crate::sys::canonicalize(dir).unwrap_or_else(|_| dir.clone());
             ws.root_of(&real).is_none()
         })
         .map(|dir| dir.join(name))

@@ -81,6 +81,8 @@ impl Deny {
             let glob = |pattern: &str| -> Result<Glob> {
                 GlobBuilder::new(pattern)
                     .literal_separator(true)
+                    // Windows opens `.ENV` as `.env`: a pattern must hide every spelling.
+                    .case_insensitive(cfg!(windows))
                     .build()
                     .map_err(|e| Error::invalid(format!("deny pattern {p:?} is not a valid glob: {e}")))
             };

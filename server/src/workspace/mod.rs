@@ -83,7 +83,7 @@ impl Workspace {
         for root in roots {
             let root = root.as_ref();
             let shown = root.display().to_string();
-            let real = root.canonicalize().map_err(|e| Error::io(&e, &shown))?;
+            let real = crate::sys::canonicalize(root).map_err(|e| Error::io(&e, &shown))?;
             if !real.is_dir() {
                 return Err(Error::new(ErrorKind::NotADirectory, format!("root {shown} is not a directory")));
             }
@@ -158,6 +158,9 @@ impl Workspace {
             return Err(Error::invalid(format!("{}: path contains a NUL byte", given.escape_debug())).with_path(given));
         }
         let input = Path::new(given);
+        if let Some(why) = windows_path_problem(given) {
+            return Err(Error::invalid(format!("{given}: {why}")).with_path(given));
+        }
         if input.components().next().is_some_and(|c| c.as_os_str().to_string_lossy().starts_with('~')) {
             return Err(Error::invalid(format!(
                 "{given}: `~` is not expanded; give a path inside the workspace, absolute or relative to {}",
@@ -175,6 +178,11 @@ impl Workspace {
             WalkError::Escape => escape(),
             WalkError::Io(e) => Error::io(&e, given),
         })?;
+        // Windows opens a name in any case, and by its 8.3 short name: the real path is the
+        // one the file system holds, so that an open buffer, the deny list and the journal all
+        // see one name for one file.
+        #[cfg(windows)]
+        let real = on_disk_name(&real);
         let root = self.root_of(&real).ok_or_else(escape)?;
         if let Some(pattern) = self.denied(&path).or_else(|| self.denied(&real)) {
             return Err(Error::new(
@@ -207,7 +215,7 @@ impl Workspace {
             if matches!(c, Component::ParentDir | Component::CurDir) {
                 return None;
             }
-            if let Ok(real) = prefix.canonicalize() {
+            if let Ok(real) = crate::sys::canonicalize(&prefix) {
                 if let Some(r) = self.roots.iter().find(|r| **r == real) {
                     return Some((r.clone(), comps.as_path().to_path_buf()));
                 }
@@ -278,7 +286,7 @@ impl Workspace {
             return Err(WalkError::Io(io::Error::other("too many levels of symbolic links")));
         }
         // A link whose target exists resolves exactly as the OS resolves it.
-        match next.canonicalize() {
+        match crate::sys::canonicalize(next) {
             Ok(real) if self.root_of(&real).is_some() => return Ok(Step::Link(real)),
             Ok(_) => return Err(WalkError::Escape),
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(WalkError::Io(e)),
@@ -308,6 +316,77 @@ enum WalkError {
 
 fn is_missing(e: &io::Error) -> bool {
     matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
+}
+
+/// What makes `given` a path Windows would not treat as a plain file name, on Windows: a device
+/// or verbatim form (`\\.\`, `\\?\`), a component that names a device (`CON`, `nul.txt`,
+/// `COM1`...), one ending in a dot or a space (which Windows strips, so `a.txt.` would alias
+/// `a.txt`), or a `:` after the drive (an alternate data stream, `a.txt:secret`). `None`
+/// elsewhere, where these are ordinary names.
+fn windows_path_problem(given: &str) -> Option<String> {
+    if cfg!(windows) {
+        windows_name_rules(given)
+    } else {
+        None
+    }
+}
+
+/// [`windows_path_problem`]'s rules, on any system (so that they are tested everywhere).
+fn windows_name_rules(given: &str) -> Option<String> {
+    const DEVICES: [&str; 4] = ["CON", "PRN", "AUX", "NUL"];
+    let normalized = given.replace('/', "\\");
+    if normalized.starts_with("\\\\.\\") || normalized.starts_with("\\\\?\\") || normalized.starts_with("\\??\\") {
+        return Some("device and verbatim paths (\\\\.\\, \\\\?\\) are not accepted; give a plain path".into());
+    }
+    // A drive prefix (`C:`) is the one place a colon may be.
+    let bytes = normalized.as_bytes();
+    let body = if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        &normalized[2..]
+    } else {
+        &normalized
+    };
+    for name in body.split('\\').filter(|c| !c.is_empty() && *c != "." && *c != "..") {
+        if name.contains(':') {
+            return Some(format!(
+                "`{name}` names an alternate data stream (a `:` in a file name); tools read and write whole files only"
+            ));
+        }
+        if name.ends_with('.') || name.ends_with(' ') {
+            return Some(format!(
+                "`{name}` ends with a dot or a space, which Windows drops: it would name another file"
+            ));
+        }
+        let stem = name.split('.').next().unwrap_or(name).trim_end_matches(' ').to_ascii_uppercase();
+        let numbered = |prefix: &str| {
+            stem.strip_prefix(prefix).is_some_and(|n| n.len() == 1 && matches!(n.as_bytes()[0], b'1'..=b'9'))
+        };
+        if DEVICES.contains(&stem.as_str()) || numbered("COM") || numbered("LPT") {
+            return Some(format!("`{name}` is a reserved device name on Windows"));
+        }
+    }
+    None
+}
+
+/// The name the file system holds for `real`: its deepest existing part canonicalized (case,
+/// short names, links and junctions resolved), with the missing rest joined as given.
+#[cfg(windows)]
+fn on_disk_name(real: &Path) -> PathBuf {
+    let mut existing = real;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(found) = crate::sys::canonicalize(existing) {
+            let mut out = found;
+            out.extend(rest.iter().rev());
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return real.to_owned(),
+        }
+    }
 }
 
 /// Refuses paths the OS could not use, with a clean error instead of a later failure.
@@ -342,6 +421,7 @@ fn lexical_normalize(p: &Path) -> PathBuf {
 /// `path` relative to `base`, for a path a walk built from `base` (or any path that starts with
 /// its bytes): a byte comparison, where [`Path::strip_prefix`] compares component by component
 /// (a fifth of a glob's time over a million files). Other paths go the slow way.
+#[cfg(unix)]
 pub fn below<'a>(path: &'a Path, base: &Path) -> Option<&'a Path> {
     use std::os::unix::ffi::OsStrExt as _;
     let (bytes, prefix) = (path.as_os_str().as_bytes(), base.as_os_str().as_bytes());
@@ -357,6 +437,13 @@ pub fn below<'a>(path: &'a Path, base: &Path) -> Option<&'a Path> {
         Some(rel) if rel.is_empty() || plain(rel) => Some(Path::new(OsStr::from_bytes(rel))),
         _ => path.strip_prefix(base).ok(),
     }
+}
+
+/// `path` relative to `base`. Windows paths have two separators and prefixes, so the
+/// comparison is always by component there.
+#[cfg(windows)]
+pub fn below<'a>(path: &'a Path, base: &Path) -> Option<&'a Path> {
+    path.strip_prefix(base).ok()
 }
 
 /// The file name of `p` for display, or the whole path when it has none.

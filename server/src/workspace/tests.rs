@@ -182,3 +182,39 @@ fn below_is_strip_prefix() {
         );
     }
 }
+
+/// The names Windows would not open as plain files, and plain names beside them that look alike.
+#[test]
+fn windows_name_rules_refuse_devices_streams_and_stripped_names() {
+    let table: [(&str, Option<&str>); 22] = [
+        ("src/main.rs", None),
+        ("C:\\w\\src\\main.rs", None),
+        ("c:/w/a.txt", None),
+        ("\\\\server\\share\\a.txt", None),
+        ("..\\up\\a.txt", None),
+        ("console.txt", None),
+        ("COM10", None),
+        ("nul.txt", Some("reserved device name")),
+        ("src/CON", Some("reserved device name")),
+        ("Aux.tar.gz", Some("reserved device name")),
+        ("com1", Some("reserved device name")),
+        ("LPT9.log", Some("reserved device name")),
+        ("prn .txt", Some("reserved device name")),
+        ("a.txt:secret", Some("alternate data stream")),
+        ("C:\\w\\a.txt::$DATA", Some("alternate data stream")),
+        ("a.txt.", Some("ends with a dot or a space")),
+        ("dir /a.txt", Some("ends with a dot or a space")),
+        ("\\\\.\\PhysicalDrive0", Some("device and verbatim paths")),
+        ("\\\\?\\C:\\w\\a.txt", Some("device and verbatim paths")),
+        ("//?/GLOBALROOT/Device", Some("device and verbatim paths")),
+        ("\\??\\C:\\a", Some("device and verbatim paths")),
+        ("C:a.txt:x", Some("alternate data stream")),
+    ];
+    for (given, want) in table {
+        let got = windows_name_rules(given);
+        match want {
+            None => assert_eq!(got, None, "{given}"),
+            Some(w) => assert!(got.as_deref().is_some_and(|g| g.contains(w)), "{given}: {got:?}"),
+        }
+    }
+}

@@ -15,13 +15,13 @@
 
 use std::fs;
 use std::io::{self, Write as _};
-use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::bridge::discovery::{ensure_private_dir, is_alive};
+use crate::sys;
 
 /// The name tether's entries carry, so that another `tether lsp` knows its own kind.
 pub const IDE_NAME: &str = "tether";
@@ -81,11 +81,11 @@ impl Kind {
         let absolute = |var: &str| std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute());
         match self {
             Kind::Claude => {
-                let config = absolute("CLAUDE_CONFIG_DIR")
-                    .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")))?;
+                let config = absolute("CLAUDE_CONFIG_DIR").or_else(|| sys::home_dir().map(|h| h.join(".claude")))?;
                 Some(config.join("ide"))
             }
-            // Node's `os.tmpdir()`, which the CLI uses.
+            // Node's `os.tmpdir()`, which the CLI uses (on Windows, what `TEMP` or `TMP` says).
+            Kind::Gemini if cfg!(windows) => Some(std::env::temp_dir().join("gemini").join("ide")),
             Kind::Gemini => Some(absolute("TMPDIR").unwrap_or_else(|| "/tmp".into()).join("gemini").join("ide")),
         }
     }
@@ -197,9 +197,8 @@ pub enum Served {
 /// Removes tether's own discovery files whose process is gone (one killed without its clean-up,
 /// by SIGKILL or a crash): the CLI would skip them, but they would stay in the user's folder.
 pub fn sweep(kind: Kind, dir: &Path) {
-    let uid = rustix::process::geteuid().as_raw();
     for (path, entry) in kind.entries(dir) {
-        let ours = fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.uid() == uid);
+        let ours = fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && sys::is_ours(&m, &path));
         if ours && entry.name == IDE_NAME && !is_alive(entry.pid) {
             let _ = fs::remove_file(&path);
         }
@@ -217,21 +216,18 @@ impl Published {
     /// Writes `text` as this process's file of `kind` for `port` in `dir` (created 0700), 0600,
     /// atomically.
     pub fn write(kind: Kind, dir: &Path, port: u16, text: &[u8]) -> io::Result<Published> {
-        let uid = rustix::process::geteuid().as_raw();
         if let Some(parent) = dir.parent() {
             fs::create_dir_all(parent)?;
         }
         // A folder of ours made by another program with the usual 0755 is narrowed, not refused:
         // the tokens in it are for this user only.
-        if fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && m.uid() == uid && m.mode() & 0o077 != 0) {
-            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
-        }
-        ensure_private_dir(dir, uid)?;
+        sys::narrow_private_dir(dir)?;
+        ensure_private_dir(dir)?;
         let name = kind.file_name(port);
         let path = dir.join(&name);
         let tmp = dir.join(format!(".{name}.tmp"));
         let _ = fs::remove_file(&tmp);
-        let mut f = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        let mut f = sys::open_private(&tmp, true)?;
         f.write_all(text)?;
         f.sync_all()?;
         drop(f);
@@ -249,15 +245,17 @@ impl Drop for Published {
     fn drop(&mut self) {
         // Only our own file: a later server may have taken the port's name.
         let ours = self.kind.read(&self.path).is_some_and(|e| e.pid == std::process::id());
-        let owned = fs::metadata(&self.path).is_ok_and(|m| m.uid() == rustix::process::geteuid().as_raw());
+        let owned = fs::symlink_metadata(&self.path).is_ok_and(|m| sys::is_ours(&m, &self.path));
         if ours && owned {
             let _ = fs::remove_file(&self.path);
         }
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
     use super::*;
 
     fn lock(pid: u32, folder: &str, name: &str) -> Vec<u8> {

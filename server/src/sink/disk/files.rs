@@ -1,10 +1,11 @@
 //! The file-system steps the disk sink is built from, each one durable (fsynced) and, where the
 //! OS allows it, atomic. Paths here are real, absolute paths the sandbox already approved.
 
-use std::fs::{self, File, Permissions};
+use std::fs::{self, File};
 use std::io::{self, Read as _, Write};
-use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
+
+use crate::sys;
 
 /// Every temp or backup name tether creates starts with [`TEMP_PREFIX`], so that a file left
 /// behind by a killed process is recognisably tether's; a temp file holding new contents before
@@ -16,6 +17,7 @@ pub use crate::workspace::{TEMP_PREFIX, TEMP_SUFFIX};
 pub const BACKUP_SUFFIX: &str = ".bak";
 
 /// The permission bits and owner of a file, carried over when it is rewritten.
+#[cfg(unix)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Owner {
     mode: u32,
@@ -23,14 +25,27 @@ pub struct Owner {
     gid: u32,
 }
 
+#[cfg(unix)]
 impl Owner {
     /// The permission bits and owner of `m`.
     pub fn of(m: &fs::Metadata) -> Owner {
+        use std::os::unix::fs::MetadataExt as _;
         Owner { mode: m.mode() & 0o7777, uid: m.uid(), gid: m.gid() }
+    }
+
+    /// The current user, with the permission bits `mode`.
+    fn mine(mode: u32) -> Owner {
+        Owner { mode: mode & 0o7777, uid: sys::uid(), gid: rustix::process::getegid().as_raw() }
+    }
+
+    /// Whether a write clears bits of this mode that must be put back after it (set-id bits).
+    fn after_write(&self) -> bool {
+        self.mode & 0o6000 != 0
     }
 
     /// Gives `file` this owner (where permitted) and these permission bits.
     fn apply(&self, file: &File) -> io::Result<()> {
+        use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
         let m = file.metadata()?;
         // Only root may give a file to another user, and only a member may give it to a group;
         // anyone else ends up owning the rewritten file, as with any editor's safe save. So a
@@ -42,7 +57,42 @@ impl Owner {
             let _ = std::os::unix::fs::fchown(file, None, Some(self.gid));
         }
         // After the chown, which clears the set-id bits.
-        file.set_permissions(Permissions::from_mode(self.mode))
+        file.set_permissions(fs::Permissions::from_mode(self.mode))
+    }
+}
+
+/// What Windows keeps of a file's permissions across a rewrite: the read-only attribute. Its
+/// DACL, other attributes and streams are kept by the replace itself (`ReplaceFileW`).
+#[cfg(windows)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner {
+    read_only: bool,
+}
+
+#[cfg(windows)]
+impl Owner {
+    /// The read-only attribute of `m`.
+    pub fn of(m: &fs::Metadata) -> Owner {
+        Owner { read_only: m.permissions().readonly() }
+    }
+
+    fn mine(mode: u32) -> Owner {
+        Owner { read_only: sys::is_read_only(mode) }
+    }
+
+    fn after_write(&self) -> bool {
+        false
+    }
+
+    /// Gives `file` this read-only attribute.
+    fn apply(&self, file: &File) -> io::Result<()> {
+        let mut p = file.metadata()?.permissions();
+        if p.readonly() != self.read_only {
+            #[allow(clippy::permissions_set_readonly_false)]
+            p.set_readonly(self.read_only);
+            file.set_permissions(p)?;
+        }
+        Ok(())
     }
 }
 
@@ -60,9 +110,11 @@ pub fn write_atomic(target: &Path, bytes: &[&[u8]], owner: Option<Owner>, clobbe
     let dir = parent(target);
     let mut builder = tempfile::Builder::new();
     builder.prefix(TEMP_PREFIX).suffix(TEMP_SUFFIX);
+    #[cfg(unix)]
     if owner.is_none() {
+        use std::os::unix::fs::PermissionsExt as _;
         // Created with mode 0666, which the kernel masks with the umask, as `open(2)` would.
-        builder.permissions(Permissions::from_mode(0o666));
+        builder.permissions(fs::Permissions::from_mode(0o666));
     }
     let mut tmp = builder.tempfile_in(dir)?;
     // The owner and mode go on before the contents, so that a private file's new text is never
@@ -71,27 +123,19 @@ pub fn write_atomic(target: &Path, bytes: &[&[u8]], owner: Option<Owner>, clobbe
         o.apply(tmp.as_file())?;
     }
     write_segments(tmp.as_file_mut(), bytes)?;
-    if let Some(o) = owner.filter(|o| o.mode & 0o6000 != 0) {
+    if let Some(o) = owner.filter(Owner::after_write) {
         // A write by a process without CAP_FSETID clears the set-id bits; put them back.
         o.apply(tmp.as_file())?;
     }
     tmp.as_file().sync_all()?;
-    if clobber {
-        tmp.persist(target).map_err(|e| e.error)?;
-    } else {
-        tmp.persist_noclobber(target).map_err(|e| e.error)?;
-    }
+    sys::persist(tmp, target, clobber)?;
     sync_dir(dir)
 }
 
 /// Writes `bytes` to the new file `target` (failing if something is there already), with the
 /// permission bits `mode` when given, else the default mode of 0666 less the umask.
 pub fn write_new(target: &Path, bytes: &[&[u8]], mode: Option<u32>) -> io::Result<()> {
-    let owner = mode.map(|mode| Owner {
-        mode: mode & 0o7777,
-        uid: rustix::process::geteuid().as_raw(),
-        gid: rustix::process::getegid().as_raw(),
-    });
+    let owner = mode.map(Owner::mine);
     write_atomic(target, bytes, owner, false)
 }
 
@@ -166,7 +210,7 @@ pub fn remove_any(p: &Path) -> io::Result<()> {
 
 /// Flushes a directory's entries to disk, so that a rename or a new name in it survives a crash.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
+    sys::sync_dir(dir)
 }
 
 /// Writes the concatenation of `segments`. A new text is written as slices of the old one and

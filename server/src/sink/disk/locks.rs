@@ -19,13 +19,12 @@
 //! go; a waiter that then wins the lock of the removed file notices (the name no longer leads to
 //! the file it locked) and locks again.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
-use rustix::fs::{flock, FlockOperation};
+use crate::sys;
 
 /// The directory of lock files, or `None` (with the reason logged once) when none is safe to use.
 static DIR: LazyLock<Option<PathBuf>> = LazyLock::new(|| match lock_dir() {
@@ -94,8 +93,7 @@ impl Drop for FileLocks {
 
 /// The lock file for the real path `path`.
 fn lock_name(dir: &Path, path: &Path) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt as _;
-    let hash = blake3::hash(path.as_os_str().as_bytes());
+    let hash = blake3::hash(path.as_os_str().as_encoded_bytes());
     dir.join(format!("{}.lock", &hash.to_hex()[..32]))
 }
 
@@ -104,8 +102,8 @@ fn lock_name(dir: &Path, path: &Path) -> PathBuf {
 fn lock_one(name: &Path) -> io::Result<File> {
     loop {
         let file = open_lock_file(name)?;
-        flock(&file, FlockOperation::LockExclusive)?;
-        if same_file(&file, name)? {
+        sys::lock_file(&file, true)?;
+        if sys::is_same_file(&file, name)? {
             return Ok(file);
         }
     }
@@ -115,12 +113,10 @@ fn lock_one(name: &Path) -> io::Result<File> {
 fn try_lock_one(name: &Path) -> io::Result<Option<File>> {
     loop {
         let file = open_lock_file(name)?;
-        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => {}
-            Err(e) if e == rustix::io::Errno::WOULDBLOCK => return Ok(None),
-            Err(e) => return Err(e.into()),
+        if !sys::lock_file(&file, false)? {
+            return Ok(None);
         }
-        if same_file(&file, name)? {
+        if sys::is_same_file(&file, name)? {
             return Ok(Some(file));
         }
     }
@@ -128,55 +124,51 @@ fn try_lock_one(name: &Path) -> io::Result<Option<File>> {
 
 /// Opens (creating) the empty lock file `name`.
 fn open_lock_file(name: &Path) -> io::Result<File> {
-    OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o600).open(name)
-}
-
-/// Whether `name` still leads to `file` (its holder removes it before letting go).
-fn same_file(file: &File, name: &Path) -> io::Result<bool> {
-    let locked = file.metadata()?;
-    match fs::symlink_metadata(name) {
-        Ok(now) => Ok(now.dev() == locked.dev() && now.ino() == locked.ino()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(e),
-    }
+    sys::open_private(name, false)
 }
 
 /// `/run/user/<uid>/tether/locks` when the user's runtime directory exists and is theirs, else
-/// `/tmp/tether-<uid>/locks`, each level made 0700 and checked.
+/// `/tmp/tether-<uid>/locks`, each level made 0700 and checked. On Windows,
+/// `%LOCALAPPDATA%\tether\locks`, made with a DACL for the user alone and checked.
+#[cfg(unix)]
 fn lock_dir() -> io::Result<PathBuf> {
+    use std::os::unix::fs::MetadataExt as _;
     let uid = rustix::process::getuid().as_raw();
     let runtime = PathBuf::from(format!("/run/user/{uid}"));
     let base = match fs::symlink_metadata(&runtime) {
-        Ok(m) if m.is_dir() && m.uid() == uid => private_dir(&runtime.join("tether"), uid)?,
-        _ => private_dir(Path::new(&format!("/tmp/tether-{uid}")), uid)?,
+        Ok(m) if m.is_dir() && m.uid() == uid => private_dir(&runtime.join("tether"))?,
+        _ => private_dir(Path::new(&format!("/tmp/tether-{uid}")))?,
     };
-    private_dir(&base.join("locks"), uid)
+    private_dir(&base.join("locks"))
 }
 
-/// `dir`, made 0700 when missing; refused when it is a symlink, someone else's, or open to group
-/// or others.
-fn private_dir(dir: &Path, uid: u32) -> io::Result<PathBuf> {
-    match fs::DirBuilder::new().mode(0o700).create(dir) {
+#[cfg(windows)]
+fn lock_dir() -> io::Result<PathBuf> {
+    let base = sys::local_app_data().ok_or_else(|| io::Error::other("LOCALAPPDATA is not set"))?;
+    private_dir(&private_dir(&base.join("tether"))?.join("locks"))
+}
+
+/// `dir`, made private when missing; refused when it is a link, someone else's, or open to
+/// others.
+fn private_dir(dir: &Path) -> io::Result<PathBuf> {
+    match sys::create_private_dir(dir) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", dir.display()))),
     }
     let m = fs::symlink_metadata(dir)?;
-    let refuse = |why: &str| Err(io::Error::other(format!("{}: {why}", dir.display())));
-    if !m.is_dir() {
-        return refuse("is not a directory");
+    match sys::not_private(&m, dir, true) {
+        Some(why) => Err(io::Error::other(format!("{}: {why}", dir.display()))),
+        None => Ok(dir.to_owned()),
     }
-    if m.uid() != uid {
-        return refuse("belongs to another user");
-    }
-    if m.permissions().mode() & 0o077 != 0 {
-        return refuse("is open to group or others");
-    }
-    Ok(dir.to_owned())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+
+    use rustix::fs::{flock, FlockOperation};
+
     use super::*;
 
     #[test]
@@ -217,11 +209,10 @@ mod tests {
         let open = dir.path().join("open");
         fs::create_dir(&open).expect("mkdir");
         fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).expect("chmod");
-        let uid = rustix::process::getuid().as_raw();
-        let e = private_dir(&open, uid).expect_err("refused");
-        assert!(e.to_string().contains("open to group or others"), "{e}");
+        let e = private_dir(&open).expect_err("refused");
+        assert!(e.to_string().contains("has mode 777; it must be 0700"), "{e}");
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(dir.path(), &link).expect("symlink");
-        assert!(private_dir(&link, uid).is_err(), "a symlink is refused");
+        assert!(private_dir(&link).is_err(), "a symlink is refused");
     }
 }

@@ -1,0 +1,506 @@
+//! The Windows half of [`crate::sys`]: the user's SID, security descriptors that grant the user
+//! alone, file identities and `LockFileEx`, through windows-sys.
+//!
+//! Every function here is a thin wrapper over one or two system calls, so the unsafe code of the
+//! Windows build lives in this file alone; each `unsafe` block relies only on the pointers it
+//! passes being valid for the call (buffers sized as the API asked, handles owned here).
+#![allow(unsafe_code)]
+
+use std::ffi::{c_void, OsStr};
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::windows::ffi::OsStrExt as _;
+use std::os::windows::fs::OpenOptionsExt as _;
+use std::os::windows::io::{AsRawHandle as _, FromRawHandle as _, OwnedHandle};
+use std::path::{Path, PathBuf};
+use std::ptr;
+use std::sync::OnceLock;
+
+use windows_sys::Win32::Foundation::{
+    LocalFree, ERROR_ACCESS_DENIED, ERROR_LOCK_VIOLATION, GENERIC_READ, GENERIC_WRITE, HANDLE, HLOCAL,
+    INVALID_HANDLE_VALUE, STILL_ACTIVE,
+};
+use windows_sys::Win32::Security::Authorization::{
+    ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW, GetNamedSecurityInfoW,
+    SDDL_REVISION_1, SE_FILE_OBJECT,
+};
+use windows_sys::Win32::Security::{
+    AclSizeInformation, GetAce, GetAclInformation, GetTokenInformation, TokenUser, ACCESS_ALLOWED_ACE, ACE_HEADER, ACL,
+    ACL_SIZE_INFORMATION, DACL_SECURITY_INFORMATION, OWNER_SECURITY_INFORMATION, PSID, SECURITY_ATTRIBUTES,
+    TOKEN_QUERY, TOKEN_USER,
+};
+use windows_sys::Win32::Storage::FileSystem::{
+    CreateDirectoryW, CreateFileW, GetFileInformationByHandle, LockFileEx, MoveFileExW, ReplaceFileW,
+    BY_HANDLE_FILE_INFORMATION, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, FILE_FLAG_BACKUP_SEMANTICS,
+    FILE_FLAG_OPEN_REPARSE_POINT, FILE_READ_ATTRIBUTES, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
+    LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY, MOVEFILE_REPLACE_EXISTING, MOVEFILE_WRITE_THROUGH, OPEN_ALWAYS,
+    REPLACEFILE_IGNORE_MERGE_ERRORS,
+};
+use windows_sys::Win32::System::Pipes::{GetNamedPipeClientProcessId, GetNamedPipeServerProcessId};
+use windows_sys::Win32::System::Threading::{
+    GetCurrentProcess, GetExitCodeProcess, OpenProcess, OpenProcessToken, PROCESS_QUERY_LIMITED_INFORMATION,
+};
+
+/// The well-known SID of the local system account, which every private object also grants.
+const SYSTEM_SID: &str = "S-1-5-18";
+/// The well-known SID of the local Administrators group: Windows gives it full control of
+/// everything under a user's profile, so its entry does not make a directory public.
+const ADMINISTRATORS_SID: &str = "S-1-5-32-544";
+
+/// The user this process runs as: the SID of its token's user (`S-1-5-21-...`).
+pub fn user() -> String {
+    static USER: OnceLock<String> = OnceLock::new();
+    // SAFETY: the pseudo-handle of the current process needs no closing and is always valid.
+    USER.get_or_init(|| process_token_user(unsafe { GetCurrentProcess() }).unwrap_or_else(|_| "S-1-0-0".into())).clone()
+}
+
+/// The SID of the user running process `pid` (for the bridge's peer check).
+pub fn user_of_process(pid: u32) -> io::Result<String> {
+    let process = open_process(pid)?;
+    process_token_user(process.as_raw_handle() as HANDLE)
+}
+
+/// The process at the other end of the named pipe `pipe` (its client when `client`, else its
+/// server) and the SID of the user running it.
+pub fn pipe_peer(pipe: &impl std::os::windows::io::AsRawHandle, client: bool) -> io::Result<(u32, String)> {
+    let mut pid = 0u32;
+    let handle = pipe.as_raw_handle() as HANDLE;
+    // SAFETY: the handle is an open pipe for as long as `pipe` lives; `pid` is written.
+    let ok = unsafe {
+        if client {
+            GetNamedPipeClientProcessId(handle, &mut pid)
+        } else {
+            GetNamedPipeServerProcessId(handle, &mut pid)
+        }
+    };
+    if ok == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((pid, user_of_process(pid)?))
+}
+
+/// Opens process `pid` for queries.
+fn open_process(pid: u32) -> io::Result<OwnedHandle> {
+    // SAFETY: OpenProcess takes plain values and returns a handle we own, or null.
+    let h = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+    if h.is_null() {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `h` is a valid handle that nothing else owns.
+    Ok(unsafe { OwnedHandle::from_raw_handle(h as _) })
+}
+
+/// The string SID of the user of `process`'s token.
+fn process_token_user(process: HANDLE) -> io::Result<String> {
+    let mut token: HANDLE = ptr::null_mut();
+    // SAFETY: `token` receives a handle we then own.
+    if unsafe { OpenProcessToken(process, TOKEN_QUERY, &mut token) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `token` is a valid handle that nothing else owns.
+    let token = unsafe { OwnedHandle::from_raw_handle(token as _) };
+    let mut len = 0u32;
+    // SAFETY: a size query: no buffer, `len` receives the size needed.
+    unsafe { GetTokenInformation(token.as_raw_handle() as HANDLE, TokenUser, ptr::null_mut(), 0, &mut len) };
+    // u64 elements keep the TOKEN_USER at the start of the buffer aligned.
+    let mut buf = vec![0u64; (len as usize).div_ceil(8).max(1)];
+    // SAFETY: `buf` holds `len` bytes, as the size query asked.
+    let ok = unsafe {
+        GetTokenInformation(token.as_raw_handle() as HANDLE, TokenUser, buf.as_mut_ptr().cast(), len, &mut len)
+    };
+    if ok == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: on success the buffer starts with a TOKEN_USER whose SID points into the buffer.
+    let sid = unsafe { (*buf.as_ptr().cast::<TOKEN_USER>()).User.Sid };
+    sid_string(sid)
+}
+
+/// The string form of the SID `sid`.
+fn sid_string(sid: PSID) -> io::Result<String> {
+    let mut s: *mut u16 = ptr::null_mut();
+    // SAFETY: `sid` is a valid SID; `s` receives a LocalAlloc'd string we free below.
+    if unsafe { ConvertSidToStringSidW(sid, &mut s) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `s` is a NUL-terminated UTF-16 string.
+    let text = unsafe {
+        let len = (0..).take_while(|&i| *s.add(i) != 0).count();
+        String::from_utf16_lossy(std::slice::from_raw_parts(s, len))
+    };
+    // SAFETY: `s` came from LocalAlloc and is not used after this.
+    unsafe { LocalFree(s as HLOCAL) };
+    Ok(text)
+}
+
+/// `s` as a NUL-terminated UTF-16 string.
+fn wide(s: &OsStr) -> Vec<u16> {
+    s.encode_wide().chain(std::iter::once(0)).collect()
+}
+
+/// The permission bits of `m`: Windows keeps only the read-only attribute, seen as 0444 (else
+/// 0666), so that records and answers carry the same kind of value on every system.
+pub fn mode(m: &fs::Metadata) -> u32 {
+    if m.permissions().readonly() {
+        0o444
+    } else {
+        0o666
+    }
+}
+
+/// Whether `mode` (as [`mode`] gives it) says read-only.
+pub fn is_read_only(mode: u32) -> bool {
+    mode & 0o222 == 0
+}
+
+/// The volume, index and link count of the file `file` has open.
+fn file_info(file: &File) -> io::Result<BY_HANDLE_FILE_INFORMATION> {
+    // SAFETY: an all-zero BY_HANDLE_FILE_INFORMATION is a valid value to be overwritten.
+    let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: the handle is open for as long as `file` is; `info` is written by the call.
+    if unsafe { GetFileInformationByHandle(file.as_raw_handle() as HANDLE, &mut info) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(info)
+}
+
+/// Opens the entry at `path` itself (a link not followed, a directory too) to read its
+/// attributes.
+fn open_entry(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .access_mode(FILE_READ_ATTRIBUTES)
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS)
+        .open(path)
+}
+
+/// How many names (hard links) the file at `path` has.
+pub fn links(_m: &fs::Metadata, path: &Path) -> io::Result<u64> {
+    Ok(u64::from(file_info(&open_entry(path)?)?.nNumberOfLinks))
+}
+
+/// Whether the entry at `name` (not followed) is the very file `file` has open.
+pub fn is_same_file(file: &File, name: &Path) -> io::Result<bool> {
+    let open = file_info(file)?;
+    let now = match open_entry(name) {
+        Ok(f) => file_info(&f)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    Ok(now.dwVolumeSerialNumber == open.dwVolumeSerialNumber
+        && now.nFileIndexHigh == open.nFileIndexHigh
+        && now.nFileIndexLow == open.nFileIndexLow)
+}
+
+/// A security descriptor that grants the user and the system alone, inherited by what is
+/// created inside: the counterpart of mode 0700.
+struct PrivateDescriptor(*mut c_void);
+
+impl PrivateDescriptor {
+    fn new() -> io::Result<PrivateDescriptor> {
+        // Protected (P): nothing is inherited from the parent. Full access (FA) for the user and
+        // SYSTEM, inherited by files (OI) and directories (CI) created inside.
+        let sddl = format!("D:P(A;OICI;FA;;;{})(A;OICI;FA;;;SY)", user());
+        let sddl = wide(OsStr::new(&sddl));
+        let mut sd: *mut c_void = ptr::null_mut();
+        // SAFETY: `sddl` is NUL-terminated; `sd` receives a LocalAlloc'd descriptor freed on drop.
+        let ok = unsafe {
+            ConvertStringSecurityDescriptorToSecurityDescriptorW(
+                sddl.as_ptr(),
+                SDDL_REVISION_1,
+                &mut sd,
+                ptr::null_mut(),
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(PrivateDescriptor(sd))
+    }
+
+    fn attributes(&self) -> SECURITY_ATTRIBUTES {
+        SECURITY_ATTRIBUTES {
+            nLength: std::mem::size_of::<SECURITY_ATTRIBUTES>() as u32,
+            lpSecurityDescriptor: self.0,
+            bInheritHandle: 0,
+        }
+    }
+}
+
+impl Drop for PrivateDescriptor {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor came from LocalAlloc and is not used after this.
+        unsafe { LocalFree(self.0 as HLOCAL) };
+    }
+}
+
+/// The security attributes of a named pipe only the user (and the system) may open.
+pub fn with_private_attributes<T>(f: impl FnOnce(*mut c_void) -> io::Result<T>) -> io::Result<T> {
+    let sd = PrivateDescriptor::new()?;
+    let mut attrs = sd.attributes();
+    f(std::ptr::addr_of_mut!(attrs).cast())
+}
+
+/// Creates the directory `dir` (its parent must exist) open to the user alone: a protected
+/// DACL granting the user and the system. Fails with `AlreadyExists` when something is there.
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let sd = PrivateDescriptor::new()?;
+    let attrs = sd.attributes();
+    let name = wide(dir.as_os_str());
+    // SAFETY: `name` is NUL-terminated and `attrs` points to a live descriptor.
+    if unsafe { CreateDirectoryW(name.as_ptr(), &attrs) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Creates `dir` and any missing parents, each new one open to the user alone.
+pub fn create_private_dir_all(dir: &Path) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent() {
+        create_private_dir_all(parent)?;
+    }
+    match create_private_dir(dir) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        other => other,
+    }
+}
+
+/// What keeps the entry at `path` (`meta` read without following) from being a private
+/// directory or file of ours: a link or another kind of entry, another owner, or an entry of its
+/// DACL granting someone else. `None` when it is one.
+pub fn not_private(meta: &fs::Metadata, path: &Path, dir: bool) -> Option<String> {
+    if meta.file_type().is_symlink() {
+        return Some("is a link".into());
+    }
+    if dir && !meta.is_dir() {
+        return Some("is not a directory".into());
+    }
+    if !dir && !meta.is_file() {
+        return Some("is not a regular file".into());
+    }
+    match security_of(path) {
+        Ok((owner, granted)) => {
+            let me = user();
+            if owner != me {
+                return Some(format!("is owned by {owner}, not by us ({me})"));
+            }
+            let others: Vec<String> =
+                granted.into_iter().filter(|s| *s != me && s != SYSTEM_SID && s != ADMINISTRATORS_SID).collect();
+            (!others.is_empty()).then(|| format!("grants access to {}; it must grant only us", others.join(", ")))
+        }
+        Err(e) => Some(format!("its security descriptor cannot be read ({e})")),
+    }
+}
+
+/// The canonical, absolute form of `p`, every link, junction and short name resolved, without
+/// the verbatim `\\?\` prefix where the plain form means the same (`C:\w`, not `\\?\C:\w`),
+/// so that paths compare, print and round-trip through URIs as users write them.
+pub fn canonicalize(p: &Path) -> io::Result<PathBuf> {
+    dunce::canonicalize(p)
+}
+
+/// Whether the named pipe `path` (`\\.\pipe\NAME`) exists: looked up in the pipe namespace's
+/// listing, since opening it would take the server's waiting instance.
+pub fn endpoint_exists(path: &Path) -> bool {
+    let Some(name) = path.file_name() else { return false };
+    match fs::read_dir(r"\\.\pipe\") {
+        Ok(entries) => entries.flatten().any(|e| e.file_name().eq_ignore_ascii_case(name)),
+        // A listing Windows refuses says nothing either way: the discovery file stands.
+        Err(_) => true,
+    }
+}
+
+/// Whether the entry at `path` is owned by the user this process runs as.
+pub fn is_ours(_meta: &fs::Metadata, path: &Path) -> bool {
+    security_of(path).is_ok_and(|(owner, _)| owner == user())
+}
+
+/// The owner of `path` and the SIDs its DACL grants anything to.
+fn security_of(path: &Path) -> io::Result<(String, Vec<String>)> {
+    let name = wide(path.as_os_str());
+    let (mut owner, mut dacl, mut sd): (PSID, *mut ACL, *mut c_void) =
+        (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    // SAFETY: `name` is NUL-terminated; the out pointers point into `sd`, freed below.
+    let status = unsafe {
+        GetNamedSecurityInfoW(
+            name.as_ptr(),
+            SE_FILE_OBJECT,
+            OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION,
+            &mut owner,
+            ptr::null_mut(),
+            &mut dacl,
+            ptr::null_mut(),
+            &mut sd,
+        )
+    };
+    if status != 0 {
+        return Err(io::Error::from_raw_os_error(status as i32));
+    }
+    let result = (|| {
+        let owner = sid_string(owner)?;
+        let mut granted = Vec::new();
+        if dacl.is_null() {
+            // No DACL at all grants everyone everything.
+            granted.push("everyone (no DACL)".to_owned());
+            return Ok((owner, granted));
+        }
+        // SAFETY: an all-zero ACL_SIZE_INFORMATION is a valid value to be overwritten.
+        let mut size: ACL_SIZE_INFORMATION = unsafe { std::mem::zeroed() };
+        // SAFETY: `dacl` is valid while `sd` lives; `size` is written by the call.
+        let ok = unsafe {
+            GetAclInformation(
+                dacl,
+                std::ptr::addr_of_mut!(size).cast(),
+                std::mem::size_of::<ACL_SIZE_INFORMATION>() as u32,
+                AclSizeInformation,
+            )
+        };
+        if ok == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        for i in 0..size.AceCount {
+            let mut ace: *mut c_void = ptr::null_mut();
+            // SAFETY: `i` is below the ACL's count; `ace` points into the ACL.
+            if unsafe { GetAce(dacl, i, &mut ace) } == 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: every ACE starts with its header.
+            let header = unsafe { *ace.cast::<ACE_HEADER>() };
+            // Only grants matter: ACCESS_ALLOWED_ACE_TYPE is 0.
+            if header.AceType == 0 {
+                // SAFETY: an allowed ACE holds its SID from `SidStart` on.
+                let sid = unsafe { std::ptr::addr_of_mut!((*ace.cast::<ACCESS_ALLOWED_ACE>()).SidStart) };
+                granted.push(sid_string(sid.cast())?);
+            }
+        }
+        Ok((owner, granted))
+    })();
+    // SAFETY: `sd` came from LocalAlloc and nothing points into it after this.
+    unsafe { LocalFree(sd as HLOCAL) };
+    result
+}
+
+/// Directories of ours are made private when created; an existing one is left as it is.
+pub fn narrow_private_dir(_dir: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+/// Opens `path` for reading and writing, creating it with a DACL for the user alone: only when
+/// nothing is there if `new`, else opening what is there. The DACL is given explicitly rather
+/// than inherited, so the file is private whoever made its directory.
+pub fn open_private(path: &Path, new: bool) -> io::Result<File> {
+    let sd = PrivateDescriptor::new()?;
+    let attrs = sd.attributes();
+    let name = wide(path.as_os_str());
+    let disposition = if new { CREATE_NEW } else { OPEN_ALWAYS };
+    // SAFETY: `name` is NUL-terminated and `attrs` points to a live descriptor; the handle
+    // returned is ours.
+    let h = unsafe {
+        CreateFileW(
+            name.as_ptr(),
+            GENERIC_READ | GENERIC_WRITE,
+            FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+            &attrs,
+            disposition,
+            FILE_ATTRIBUTE_NORMAL,
+            ptr::null_mut(),
+        )
+    };
+    if h == INVALID_HANDLE_VALUE {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `h` is a valid file handle that nothing else owns.
+    Ok(unsafe { File::from_raw_handle(h as _) })
+}
+
+/// A file in a private directory is private by inheritance: nothing to change.
+pub fn make_private(_file: &File) -> io::Result<()> {
+    Ok(())
+}
+
+/// Takes the exclusive lock of `file` between processes (`LockFileEx` over the whole range):
+/// waiting for it when `wait`, else `Ok(false)` when another holds it. The system lets go when
+/// the process dies.
+pub fn lock_file(file: &File, wait: bool) -> io::Result<bool> {
+    let flags = if wait { LOCKFILE_EXCLUSIVE_LOCK } else { LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY };
+    // SAFETY: an all-zero OVERLAPPED (offset 0, no event) is what a synchronous handle takes.
+    let mut overlapped = unsafe { std::mem::zeroed() };
+    // SAFETY: the handle is open for as long as `file` is.
+    let ok = unsafe { LockFileEx(file.as_raw_handle() as HANDLE, flags, 0, u32::MAX, u32::MAX, &mut overlapped) };
+    if ok != 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    if !wait && e.raw_os_error() == Some(ERROR_LOCK_VIOLATION as i32) {
+        return Ok(false);
+    }
+    Err(e)
+}
+
+/// Whether process `pid` exists and has not exited (ours or another user's).
+pub fn is_alive(pid: u32) -> bool {
+    match open_process(pid) {
+        Ok(process) => {
+            let mut code = 0u32;
+            // SAFETY: the handle is open; `code` is written by the call.
+            let ok = unsafe { GetExitCodeProcess(process.as_raw_handle() as HANDLE, &mut code) };
+            ok == 0 || code == STILL_ACTIVE as u32
+        }
+        // It exists but we may not look at it: not ours, but not dead either.
+        Err(e) => e.raw_os_error() == Some(ERROR_ACCESS_DENIED as i32),
+    }
+}
+
+/// Windows cannot flush a directory; renames are made with `MOVEFILE_WRITE_THROUGH` instead.
+pub fn sync_dir(_dir: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+/// Puts the finished temp file `tmp` at `target`. Replacing an existing file goes through
+/// `ReplaceFileW`, which keeps the target's DACL, attributes and alternate streams (as the Unix
+/// side keeps mode and owner); a new name is a write-through `MoveFileExW`, which fails when
+/// something is there unless `clobber`.
+pub fn persist(tmp: tempfile::NamedTempFile, target: &Path, clobber: bool) -> io::Result<()> {
+    // Closed first: the replace needs the temp file's name free of our own handle.
+    let kept: PathBuf = tmp.into_temp_path().keep().map_err(|e| e.error)?;
+    let result = place(&kept, target, clobber);
+    if result.is_err() {
+        let _ = fs::remove_file(&kept);
+    }
+    result
+}
+
+fn place(from: &Path, target: &Path, clobber: bool) -> io::Result<()> {
+    let (from_w, target_w) = (wide(from.as_os_str()), wide(target.as_os_str()));
+    if clobber && fs::symlink_metadata(target).is_ok_and(|m| m.is_file()) {
+        // SAFETY: both names are NUL-terminated; the optional arguments are null.
+        let ok = unsafe {
+            ReplaceFileW(
+                target_w.as_ptr(),
+                from_w.as_ptr(),
+                ptr::null(),
+                REPLACEFILE_IGNORE_MERGE_ERRORS,
+                ptr::null(),
+                ptr::null(),
+            )
+        };
+        if ok != 0 {
+            return Ok(());
+        }
+        tracing::debug!("ReplaceFileW {}: {}; moving instead", target.display(), io::Error::last_os_error());
+    }
+    let flags = MOVEFILE_WRITE_THROUGH | if clobber { MOVEFILE_REPLACE_EXISTING } else { 0 };
+    // SAFETY: both names are NUL-terminated.
+    if unsafe { MoveFileExW(from_w.as_ptr(), target_w.as_ptr(), flags) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The per-user local application data folder (`%LOCALAPPDATA%`), where tether keeps its
+/// runtime directory, locks and journal.
+pub fn local_app_data() -> Option<PathBuf> {
+    std::env::var_os("LOCALAPPDATA").map(PathBuf::from).filter(|p| p.is_absolute())
+}
