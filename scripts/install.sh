@@ -50,6 +50,9 @@ sha256() {
 need curl
 need tar
 t=$(target)
+case "$(uname -s)" in
+MINGW* | MSYS* | CYGWIN*) fail "on Windows, install with PowerShell: irm https://raw.githubusercontent.com/tether-dev/tether/main/scripts/install.ps1 | iex" ;;
+esac
 if [ -z "$t" ]; then
   fail "no release binary for $(uname -s) $(uname -m); build it with a Rust toolchain: cargo install --locked tether-bridge"
 fi

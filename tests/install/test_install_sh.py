@@ -146,6 +146,26 @@ def test_the_release_workflow_packs_with_the_same_script():
     assert 'scripts/package-release "$GITHUB_REF_NAME"' in workflow
 
 
+def test_a_windows_target_is_packed_as_a_zip_holding_tether_exe(tmp_path):
+    """The Windows archive scripts/install.ps1 and the VS Code download expect: `.zip`, one folder
+    with `tether.exe` and README.md, its checksum beside it."""
+    import zipfile
+
+    exe = tmp_path / "tether.exe"
+    exe.write_bytes(b"MZ not really a program")
+    out = tmp_path / "out"
+    done = subprocess.run([PACKAGE, "v1.2.3", "x86_64-pc-windows-msvc", exe, out], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    name = "tether-v1.2.3-x86_64-pc-windows-msvc"
+    archive = out / f"{name}.zip"
+    assert done.stdout.strip() == str(archive)
+    with zipfile.ZipFile(archive) as z:
+        assert sorted(z.namelist()) == [f"{name}/README.md", f"{name}/tether.exe"]
+        assert z.read(f"{name}/tether.exe") == exe.read_bytes()
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    assert (out / f"{name}.zip.sha256").read_text() == f"{digest}  {name}.zip\n"
+
+
 CHECKED = [
     "Cargo.toml",
     "vscode-extension/package.json",

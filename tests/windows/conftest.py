@@ -1,7 +1,8 @@
-"""The Windows build under Wine: `tether.exe` (TETHER_EXE) run by Debian's Wine in a prefix of
-its own (TETHER_WINEPREFIX), driven by the MCP Python SDK client and a scripted language client.
+"""The Windows build: `tether.exe` (TETHER_EXE) driven by the MCP Python SDK client and a
+scripted language client. On Linux it runs under Debian's Wine in a prefix of its own
+(TETHER_WINEPREFIX); on Windows (the release workflow's runner) it runs as it is.
 
-Paths cross into Wine as drive paths: Wine's `Z:` drive is the Unix root, so `/tmp/x` is
+Under Wine, paths cross as drive paths: Wine's `Z:` drive is the Unix root, so `/tmp/x` is
 `Z:\\tmp\\x` to tether.exe (`winepath -w`)."""
 
 import contextlib
@@ -10,43 +11,63 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+# On Windows itself nothing stands in between.
+NATIVE = sys.platform == "win32"
 
 
 def exe() -> str:
     path = os.environ.get("TETHER_EXE", "")
     if not path or not os.path.isfile(path):
         pytest.skip("no tether.exe: scripts/windows-build builds it (TETHER_EXE names it)")
-    if not shutil.which("wine"):
+    if not NATIVE and not shutil.which("wine"):
         pytest.skip("no Wine: scripts/windows-build installs Debian's wine")
     return path
 
 
 def wine_env() -> dict:
     env = dict(os.environ)
-    env.setdefault("WINEPREFIX", os.environ.get("TETHER_WINEPREFIX", str(pathlib.Path.home() / ".cache/tether/wine")))
-    # Wine's own diagnostics (fixme lines) would drown tether's stderr.
-    env["WINEDEBUG"] = "-all"
+    if not NATIVE:
+        env.setdefault("WINEPREFIX", os.environ.get("TETHER_WINEPREFIX", str(pathlib.Path.home() / ".cache/tether/wine")))
+        # Wine's own diagnostics (fixme lines) would drown tether's stderr.
+        env["WINEDEBUG"] = "-all"
     return env
 
 
 def win(path: pathlib.Path) -> str:
-    """The Windows path Wine gives the Unix path `path`: `Z:` is the Unix root."""
-    return "Z:" + str(path).replace("/", "\\")
+    """The Windows path of `path`: under Wine, `Z:` is the Unix root."""
+    return str(path) if NATIVE else "Z:" + str(path).replace("/", "\\")
+
+
+def host_argv(program: str, *args: str) -> list[str]:
+    """The command line that runs the Windows program `program` here."""
+    return [program, *args] if NATIVE else ["wine", program, *args]
 
 
 def wine_argv(*args: str) -> list[str]:
-    return ["wine", exe(), *args]
+    """The command line of `tether.exe ARGS...`."""
+    return host_argv(exe(), *args)
+
+
+def local_app_data(env: dict) -> pathlib.Path:
+    """%LOCALAPPDATA% as this side sees it (inside the Wine prefix under Wine)."""
+    if NATIVE:
+        return pathlib.Path(env["LOCALAPPDATA"])
+    found = sorted((pathlib.Path(env["WINEPREFIX"]) / "drive_c" / "users").glob("*/AppData/Local"))
+    assert found, "the Wine prefix has no user profile"
+    return found[0]
 
 
 @contextlib.asynccontextmanager
 async def session(root: pathlib.Path, *args: str):
-    params = StdioServerParameters(command="wine", args=[exe(), "mcp", "--root", win(root), *args], env=wine_env())
+    argv = wine_argv("mcp", "--root", win(root), *args)
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=wine_env())
     with open(os.devnull, "w") as devnull:
         async with stdio_client(params, errlog=devnull) as (read, write):
             async with ClientSession(read, write) as s:

@@ -3,7 +3,8 @@
 //
 // The release assets (the contract every editor follows): `BASE/vVERSION/tether-vVERSION-TARGET.tar.gz`
 // and beside it `….tar.gz.sha256` (`shasum -a 256` output). The archive holds one folder
-// `tether-vVERSION-TARGET/` with `tether` and `README.md`. An install downloads into a temporary
+// `tether-vVERSION-TARGET/` with `tether` and `README.md`; for Windows it is a `.zip` holding
+// `tether.exe` (unpacked by the `tar` Windows 10 and later ship, which reads zip files). An install downloads into a temporary
 // folder inside the destination, verifies the SHA-256, extracts with the system `tar`, checks that
 // `tether --version` prints `tether VERSION`, and only then renames the binary into place: a failure
 // at any step installs nothing and leaves a previous binary as it was.
@@ -37,7 +38,15 @@ export function releaseTarget(platform: NodeJS.Platform, arch: string): string |
   if (platform === "darwin") {
     return `${cpu}-apple-darwin`;
   }
+  if (platform === "win32") {
+    return `${cpu}-pc-windows-msvc`;
+  }
   return undefined;
+}
+
+/** Whether a release target is a Windows one (a `.zip` holding `tether.exe`). */
+function isWindows(target: string): boolean {
+  return target.includes("-windows-");
 }
 
 /** The command that builds the binary from crates.io, for platforms without a release binary. */
@@ -47,14 +56,14 @@ export function cargoCommand(version: string): string {
 
 /** The URLs of a release's archive and checksum. */
 export function releaseUrls(base: string, version: string, target: string): { archive: string; checksum: string; name: string } {
-  const name = `tether-v${version}-${target}.tar.gz`;
+  const name = `tether-v${version}-${target}${isWindows(target) ? ".zip" : ".tar.gz"}`;
   const archive = `${base.replace(/\/+$/, "")}/v${version}/${name}`;
   return { archive, checksum: `${archive}.sha256`, name };
 }
 
-/** Where a downloaded binary of a version lives: `STORAGE/bin/VERSION/tether`. */
-export function installedPath(storage: string, version: string): string {
-  return path.join(storage, "bin", version, "tether");
+/** Where a downloaded binary of a version lives: `STORAGE/bin/VERSION/tether` (`tether.exe` on Windows). */
+export function installedPath(storage: string, version: string, platform: NodeJS.Platform = process.platform): string {
+  return path.join(storage, "bin", version, platform === "win32" ? "tether.exe" : "tether");
 }
 
 /** What an install needs. */
@@ -176,10 +185,11 @@ async function download(
   return hash.digest("hex");
 }
 
-/** Runs `tar -xzf ARCHIVE -C DIR`. */
+/** Runs `tar -xzf ARCHIVE -C DIR` (`-xf` for a zip file, which bsdtar reads by its contents). */
 function untar(archive: string, dir: string, timeoutMs: number): Promise<void> {
+  const flags = archive.endsWith(".zip") ? "-xf" : "-xzf";
   return new Promise((resolve, reject) => {
-    execFile("tar", ["-xzf", archive, "-C", dir], { timeout: timeoutMs, windowsHide: true }, (error, _stdout, stderr) => {
+    execFile("tar", [flags, archive, "-C", dir], { timeout: timeoutMs, windowsHide: true }, (error, _stdout, stderr) => {
       if (error === null) {
         resolve();
         return;
@@ -189,7 +199,7 @@ function untar(archive: string, dir: string, timeoutMs: number): Promise<void> {
         new Error(
           code === "ENOENT"
             ? "`tar` is not installed (it unpacks the release archive): install it, or install tether with cargo"
-            : `tar -xzf ${archive} failed: ${(stderr.trim() || error.message).split("\n")[0] ?? ""}`,
+            : `tar ${flags} ${archive} failed: ${(stderr.trim() || error.message).split("\n")[0] ?? ""}`,
         ),
       );
     });
@@ -205,14 +215,14 @@ export async function installServer(opts: InstallOptions): Promise<string> {
   const target = releaseTarget(opts.platform, opts.arch);
   if (target === undefined) {
     throw new Error(
-      `no tether release binary for ${opts.platform} ${opts.arch} (there are for Linux and macOS on x86_64 and arm64): ` +
+      `no tether release binary for ${opts.platform} ${opts.arch} (there are for Linux, macOS and Windows on x86_64 and arm64): ` +
         `build it with \`${cargoCommand(opts.version)}\` and set tether.server.path to it if it is not on PATH`,
     );
   }
   const deadline = Date.now() + (opts.timeoutMs ?? 300_000);
   const idleMs = opts.idleMs ?? 30_000;
   const urls = releaseUrls(opts.base, opts.version, target);
-  const dest = installedPath(opts.storage, opts.version);
+  const dest = installedPath(opts.storage, opts.version, opts.platform);
   const destDir = path.dirname(dest);
   // The first folder this install creates, if any: a failed install removes what it made.
   const made = fs.mkdirSync(destDir, { recursive: true });
@@ -239,9 +249,10 @@ export async function installServer(opts: InstallOptions): Promise<string> {
     fs.mkdirSync(unpacked);
     await untar(archive, unpacked, Math.max(1_000, deadline - Date.now()));
     const folder = `tether-v${opts.version}-${target}`;
-    const binary = path.join(unpacked, folder, "tether");
+    const exe = isWindows(target) ? "tether.exe" : "tether";
+    const binary = path.join(unpacked, folder, exe);
     if (!fs.existsSync(binary)) {
-      throw new Error(`${urls.archive} has no ${folder}/tether`);
+      throw new Error(`${urls.archive} has no ${folder}/${exe}`);
     }
     fs.chmodSync(binary, 0o755);
     opts.onProgress?.("checking the binary");

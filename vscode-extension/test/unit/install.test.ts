@@ -21,8 +21,9 @@ describe("releaseTarget", () => {
       ["linux", "arm64", "aarch64-unknown-linux-musl"],
       ["darwin", "x64", "x86_64-apple-darwin"],
       ["darwin", "arm64", "aarch64-apple-darwin"],
-      ["win32", "x64", undefined],
-      ["win32", "arm64", undefined],
+      ["win32", "x64", "x86_64-pc-windows-msvc"],
+      ["win32", "arm64", "aarch64-pc-windows-msvc"],
+      ["win32", "ia32", undefined],
       ["linux", "arm", undefined],
       ["linux", "ia32", undefined],
       ["freebsd", "x64", undefined],
@@ -38,15 +39,21 @@ describe("releaseTarget", () => {
       archive: "https://h/r/v1.2.3/tether-v1.2.3-x86_64-apple-darwin.tar.gz",
       checksum: "https://h/r/v1.2.3/tether-v1.2.3-x86_64-apple-darwin.tar.gz.sha256",
     });
-    assert.equal(installedPath("/s", "1.2.3"), path.join("/s", "bin", "1.2.3", "tether"));
+    assert.deepEqual(releaseUrls("https://h/r", "1.2.3", "x86_64-pc-windows-msvc"), {
+      name: "tether-v1.2.3-x86_64-pc-windows-msvc.zip",
+      archive: "https://h/r/v1.2.3/tether-v1.2.3-x86_64-pc-windows-msvc.zip",
+      checksum: "https://h/r/v1.2.3/tether-v1.2.3-x86_64-pc-windows-msvc.zip.sha256",
+    });
+    assert.equal(installedPath("/s", "1.2.3", "linux"), path.join("/s", "bin", "1.2.3", "tether"));
+    assert.equal(installedPath("/s", "1.2.3", "win32"), path.join("/s", "bin", "1.2.3", "tether.exe"));
     assert.equal(cargoCommand("1.2.3"), "cargo install --locked tether-bridge --version 1.2.3");
   });
 
   it("refuses a platform without a release binary and names the cargo command", async () => {
     const storage = fs.mkdtempSync(path.join(os.tmpdir(), "tether-install-"));
     await assert.rejects(
-      installServer({ base: "http://127.0.0.1:9", version: "0.1.0", storage, platform: "win32", arch: "x64" }),
-      /no tether release binary for win32 x64 .*`cargo install --locked tether-bridge --version 0\.1\.0`/,
+      installServer({ base: "http://127.0.0.1:9", version: "0.1.0", storage, platform: "freebsd", arch: "x64" }),
+      /no tether release binary for freebsd x64 .*`cargo install --locked tether-bridge --version 0\.1\.0`/,
     );
     assert.deepEqual(fs.readdirSync(storage), [], "nothing is created");
   });

@@ -1,7 +1,7 @@
-"""The bridge under Wine: `tether.exe lsp` driven by a scripted language client holding an
-unsaved buffer, and `tether.exe mcp` attaching to it over its named pipe. A read sees the unsaved
-text; an edit goes to the editor as a versioned workspace edit and lands in the buffer, never on
-disk."""
+"""The bridge of tether.exe (under Wine on Linux): `tether.exe lsp` driven by a scripted
+language client holding an unsaved buffer, and `tether.exe mcp` attaching to it over its named
+pipe. A read sees the unsaved text; an edit goes to the editor as a versioned workspace edit and
+lands in the buffer, never on disk."""
 
 import json
 import pathlib
@@ -12,7 +12,7 @@ import threading
 import time
 
 import pytest
-from conftest import REPO, exe, text_of, session, win, wine_env
+from conftest import REPO, host_argv, local_app_data, session, text_of, win, wine_argv, wine_env
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO / "bench"))
@@ -35,7 +35,7 @@ class Editor:
         self.buffers: dict[str, str] = {}
         self.versions: dict[str, int] = {}
         self.lock = threading.Lock()
-        self.lsp = Lsp(["wine", exe(), "lsp"], root, env, on_request=self.on_request)
+        self.lsp = Lsp(wine_argv("lsp"), root, env, on_request=self.on_request)
         uri = uri_of(root)
         self.lsp.request("initialize", {"processId": None, "rootUri": uri, "capabilities": {
             "general": {"positionEncodings": ["utf-16"]},
@@ -89,8 +89,7 @@ def splice(text: str, rng: dict, new: str) -> str:
 
 def discovery_files(env) -> list[pathlib.Path]:
     """The discovery files in %LOCALAPPDATA%\\tether\\run inside the Wine prefix."""
-    users = pathlib.Path(env["WINEPREFIX"]) / "drive_c" / "users"
-    return sorted(users.glob("*/AppData/Local/tether/run/*.json"))
+    return sorted((local_app_data(env) / "tether" / "run").glob("*.json"))
 
 
 def running_lsp(env) -> None:
@@ -121,7 +120,7 @@ async def test_mcp_attaches_over_the_named_pipe_and_edits_the_live_buffer(tree):
             assert editor.buffers[uri] == on_disk + "UNSAVED = False\n", editor.buffers[uri]
             assert editor.versions[uri] == 2
         assert (root / "src" / "main.py").read_text() == on_disk, "the edit went to disk, not the buffer"
-        status = subprocess.run(["wine", exe(), "status"], env=env, capture_output=True, text=True, timeout=60)
+        status = subprocess.run(wine_argv("status"), env=env, capture_output=True, text=True, timeout=60)
         assert "\\\\.\\pipe\\tether-" in status.stdout and "missing" not in status.stdout, status.stdout
     finally:
         editor.close()
@@ -130,9 +129,9 @@ async def test_mcp_attaches_over_the_named_pipe_and_edits_the_live_buffer(tree):
 def pipe_client(tmp_path) -> str:
     """The helper client (helpers/pipe_client.c) built with mingw."""
     out = tmp_path / "pipe_client.exe"
-    gcc = "x86_64-w64-mingw32-gcc"
+    gcc = "gcc" if sys.platform == "win32" else "x86_64-w64-mingw32-gcc"
     if not shutil.which(gcc):
-        pytest.skip(f"no {gcc}: scripts/windows-build installs Debian's mingw")
+        pytest.skip(f"no {gcc} to build the helper client (scripts/windows-build installs Debian's mingw)")
     subprocess.run([gcc, "-O2", "-o", str(out), str(HERE / "helpers" / "pipe_client.c")], check=True)
     return str(out)
 
@@ -149,12 +148,12 @@ def test_a_client_without_the_token_is_closed_without_a_reply(tree, tmp_path):
         # A client of the same user that knows the pipe's name but not the token: the lsp reads
         # its first line, finds the wrong token and hangs up without a word.
         wrong = json.dumps({"token": "00" * 32, "profile": "standard"})
-        done = subprocess.run(["wine", client, pipe, wrong], env=env, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(host_argv(client, pipe, wrong), env=env, capture_output=True, text=True, timeout=60)
         assert done.stdout.strip() == "read 0 bytes", done
-        garbage = subprocess.run(["wine", client, pipe, "hello"], env=env, capture_output=True, text=True, timeout=60)
+        garbage = subprocess.run(host_argv(client, pipe, "hello"), env=env, capture_output=True, text=True, timeout=60)
         assert garbage.stdout.strip() == "read 0 bytes", garbage
         # The lsp still serves the bridge afterwards.
-        status = subprocess.run(["wine", exe(), "status"], env=env, capture_output=True, text=True, timeout=60)
+        status = subprocess.run(wine_argv("status"), env=env, capture_output=True, text=True, timeout=60)
         assert "missing" not in status.stdout and pipe in status.stdout, status.stdout
     finally:
         editor.close()
