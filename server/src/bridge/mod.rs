@@ -20,7 +20,7 @@ pub mod discovery;
 mod listen;
 
 use std::fmt::Write as _;
-use std::io::{self, Read as _};
+use std::io;
 use std::path::Path;
 use std::str::FromStr;
 
@@ -47,7 +47,8 @@ pub const MAX_HELLO: u64 = 1024;
 /// A fresh token: 256 bits from the operating system's random source, as hex.
 pub fn new_token() -> io::Result<String> {
     let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    // The system's generator: getrandom(2) on Linux, BCryptGenRandom/ProcessPrng on Windows.
+    getrandom::fill(&mut bytes).map_err(io::Error::other)?;
     let mut hex = String::with_capacity(64);
     for b in bytes {
         let _ = write!(hex, "{b:02x}");
