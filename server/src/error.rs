@@ -169,6 +169,8 @@ impl Error {
             Io::IsADirectory => (ErrorKind::NotAFile, "is a directory".to_owned()),
             Io::InvalidFilename => (ErrorKind::InvalidInput, "path is too long".to_owned()),
             Io::PermissionDenied => (ErrorKind::IoError, "permission denied".to_owned()),
+            // Another program holds the file (on Windows, a sharing violation the sink waited out).
+            Io::ResourceBusy => (ErrorKind::Conflict, lowercase_first(&err.to_string())),
             _ => (ErrorKind::IoError, lowercase_first(&err.to_string())),
         };
         Error::new(kind, format!("{path}: {what}")).with_path(path)

@@ -55,6 +55,17 @@ def wine_argv(*args: str) -> list[str]:
     return host_argv(exe(), *args)
 
 
+def helper(name: str, out_dir: pathlib.Path) -> str:
+    """The helper program helpers/NAME.c, built with mingw into `out_dir`."""
+    gcc = "gcc" if NATIVE else "x86_64-w64-mingw32-gcc"
+    if not shutil.which(gcc):
+        pytest.skip(f"no {gcc} to build helpers/{name}.c (scripts/windows-build installs Debian's mingw)")
+    out = out_dir / f"{name}.exe"
+    here = pathlib.Path(__file__).resolve().parent
+    subprocess.run([gcc, "-O2", "-o", str(out), str(here / "helpers" / f"{name}.c")], check=True)
+    return str(out)
+
+
 def local_app_data(env: dict) -> pathlib.Path:
     """%LOCALAPPDATA% as this side sees it (inside the Wine prefix under Wine)."""
     if NATIVE:

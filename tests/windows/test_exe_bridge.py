@@ -5,16 +5,14 @@ lands in the buffer, never on disk."""
 
 import json
 import pathlib
-import shutil
 import subprocess
 import sys
 import threading
 import time
 
 import pytest
-from conftest import REPO, host_argv, local_app_data, session, text_of, win, wine_argv, wine_env
+from conftest import REPO, helper, host_argv, local_app_data, session, text_of, win, wine_argv, wine_env
 
-HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO / "bench"))
 from stdio_clients import Lsp  # noqa: E402  (the benches' language client, standard library only)
 
@@ -126,20 +124,10 @@ async def test_mcp_attaches_over_the_named_pipe_and_edits_the_live_buffer(tree):
         editor.close()
 
 
-def pipe_client(tmp_path) -> str:
-    """The helper client (helpers/pipe_client.c) built with mingw."""
-    out = tmp_path / "pipe_client.exe"
-    gcc = "gcc" if sys.platform == "win32" else "x86_64-w64-mingw32-gcc"
-    if not shutil.which(gcc):
-        pytest.skip(f"no {gcc} to build the helper client (scripts/windows-build installs Debian's mingw)")
-    subprocess.run([gcc, "-O2", "-o", str(out), str(HERE / "helpers" / "pipe_client.c")], check=True)
-    return str(out)
-
-
 def test_a_client_without_the_token_is_closed_without_a_reply(tree, tmp_path):
     root = tree / "root"
     env = wine_env()
-    client = pipe_client(tmp_path)
+    client = helper("pipe_client", tmp_path)
     editor = Editor(root, env)
     try:
         editor.open(root / "src" / "main.py", "x = 1\n")

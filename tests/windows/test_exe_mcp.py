@@ -3,11 +3,13 @@ apply_patch, write, CRLF and BOM kept, the journal's history and undo, commands 
 every path attack, the Windows-only ones included."""
 
 import json
+import os
+import stat
 import subprocess
 
 import pytest
 from mcp.shared.exceptions import MCPError
-from conftest import call, error_of, host_argv, local_app_data, session, text_of, win, wine_argv, wine_env
+from conftest import call, error_of, helper, host_argv, local_app_data, session, text_of, win, wine_argv, wine_env
 
 pytestmark = pytest.mark.anyio
 
@@ -59,6 +61,53 @@ async def test_a_failed_patch_over_two_files_leaves_both_as_they_were(tree):
         failed = await s.call_tool("apply_patch", {"patch": patch})
         assert failed.is_error, text_of(failed)
     assert {p: (root / p).read_bytes() for p in before} == before
+
+
+async def test_a_read_only_file_is_edited_and_stays_read_only(tree):
+    """As on Linux, where a 0444 file is replaced and keeps its mode: the read-only attribute is
+    lifted for the replace and put back."""
+    root = tree / "root"
+    target = root / "crlf.txt"
+    os.chmod(target, stat.S_IREAD)
+    try:
+        async with session(root) as s:
+            edited = await s.call_tool("edit_file", {"path": "crlf.txt", "old_string": "one", "new_string": "ONE"})
+            assert not edited.is_error, text_of(edited)
+        assert target.read_bytes() == b"ONE\r\ntwo\r\nthree\r\n"
+        # The mode bits, not os.access: the suite may run as root, whom no mode stops.
+        assert not target.stat().st_mode & 0o222, f"the file is read-only again: {oct(target.stat().st_mode)}"
+    finally:
+        os.chmod(target, stat.S_IREAD | stat.S_IWRITE)
+
+
+async def test_a_file_another_program_holds_is_a_conflict_and_nothing_changes(tree, tmp_path):
+    """A program holding a file open without FILE_SHARE_DELETE (an indexer, a scanner, an editor)
+    blocks its replace: the sink waits a moment, then answers `conflict`, and a patch over it and
+    another file leaves both as they were."""
+    root = tree / "root"
+    holder = subprocess.Popen(host_argv(helper("hold", tmp_path), win(root / "crlf.txt"), "6000"), env=wine_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held", holder.stderr.read()
+        before = {p: (root / p).read_bytes() for p in ("crlf.txt", "src/main.py")}
+        async with session(root) as s:
+            held = await s.call_tool("edit_file", {"path": "crlf.txt", "old_string": "two", "new_string": "TWO"})
+            error = error_of(held)
+            assert error["error"] == "conflict" and "open in another program" in error["message"], error
+            patch = (
+                "*** Begin Patch\n*** Update File: src/main.py\n@@\n-    return 1\n+    return 3\n"
+                "*** Update File: crlf.txt\n@@\n-three\n+THREE\n*** End Patch\n"
+            )
+            failed = await s.call_tool("apply_patch", {"patch": patch})
+            assert error_of(failed)["error"] == "conflict", text_of(failed)
+            assert {p: (root / p).read_bytes() for p in before} == before
+            holder.wait(timeout=30)
+            # Once the other program lets go, the same edit lands.
+            again = await s.call_tool("edit_file", {"path": "crlf.txt", "old_string": "two", "new_string": "TWO"})
+            assert not again.is_error, text_of(again)
+        assert (root / "crlf.txt").read_bytes() == b"one\r\nTWO\r\nthree\r\n"
+    finally:
+        holder.kill()
 
 
 async def test_history_and_undo_through_the_journal_in_localappdata(tree):

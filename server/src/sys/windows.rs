@@ -462,19 +462,68 @@ pub fn sync_dir(_dir: &Path) -> io::Result<()> {
 /// `ReplaceFileW`, which keeps the target's DACL, attributes and alternate streams (as the Unix
 /// side keeps mode and owner); a new name is a write-through `MoveFileExW`, which fails when
 /// something is there unless `clobber`.
+///
+/// A read-only target is replaced as on Unix, where the directory's permission is what counts:
+/// its attribute is lifted for the replace and the result is read-only again. Another program
+/// holding the target open without `FILE_SHARE_DELETE` (an indexer, a virus scanner, an editor)
+/// makes the replace fail with a sharing violation: it is tried again for up to
+/// [`BUSY_WAIT`], then reported as `ResourceBusy`, which the caller turns into a `conflict`.
 pub fn persist(tmp: tempfile::NamedTempFile, target: &Path, clobber: bool) -> io::Result<()> {
+    // The caller gave the temp file the mode to keep; `keep` clears its attributes.
+    let read_only = tmp.as_file().metadata()?.permissions().readonly();
     // Closed first: the replace needs the temp file's name free of our own handle.
     let kept: PathBuf = tmp.into_temp_path().keep().map_err(|e| e.error)?;
-    let result = place(&kept, target, clobber);
-    if result.is_err() {
-        let _ = fs::remove_file(&kept);
+    let until = std::time::Instant::now() + BUSY_WAIT;
+    let result = loop {
+        match place(&kept, target, clobber) {
+            Err(e) if is_busy(&e) && std::time::Instant::now() < until => {
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            Err(e) if is_busy(&e) => {
+                break Err(io::Error::new(
+                    io::ErrorKind::ResourceBusy,
+                    "is open in another program that does not let it be replaced (a sharing violation); \
+                     nothing was changed: close it there, or wait, and try again",
+                ))
+            }
+            other => break other,
+        }
+    };
+    match &result {
+        Ok(()) if read_only => set_read_only(target, true)?,
+        Ok(()) => {}
+        Err(_) => {
+            let _ = fs::remove_file(&kept);
+        }
     }
     result
 }
 
+/// How long a replace refused by a sharing violation is tried again.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Whether `e` says another program holds the file (a sharing or lock violation).
+fn is_busy(e: &io::Error) -> bool {
+    /// ERROR_SHARING_VIOLATION.
+    const SHARING_VIOLATION: i32 = 32;
+    matches!(e.raw_os_error(), Some(SHARING_VIOLATION)) || e.raw_os_error() == Some(ERROR_LOCK_VIOLATION as i32)
+}
+
+fn set_read_only(path: &Path, on: bool) -> io::Result<()> {
+    let mut p = fs::metadata(path)?.permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    p.set_readonly(on);
+    fs::set_permissions(path, p)
+}
+
 fn place(from: &Path, target: &Path, clobber: bool) -> io::Result<()> {
     let (from_w, target_w) = (wide(from.as_os_str()), wide(target.as_os_str()));
-    if clobber && fs::symlink_metadata(target).is_ok_and(|m| m.is_file()) {
+    let existing = fs::symlink_metadata(target).ok().filter(fs::Metadata::is_file);
+    if clobber && existing.is_some() {
+        let read_only = existing.as_ref().is_some_and(|m| m.permissions().readonly());
+        if read_only {
+            set_read_only(target, false)?;
+        }
         // SAFETY: both names are NUL-terminated; the optional arguments are null.
         let ok = unsafe {
             ReplaceFileW(
@@ -489,7 +538,14 @@ fn place(from: &Path, target: &Path, clobber: bool) -> io::Result<()> {
         if ok != 0 {
             return Ok(());
         }
-        tracing::debug!("ReplaceFileW {}: {}; moving instead", target.display(), io::Error::last_os_error());
+        let e = io::Error::last_os_error();
+        if read_only {
+            let _ = set_read_only(target, true);
+        }
+        if is_busy(&e) {
+            return Err(e);
+        }
+        tracing::debug!("ReplaceFileW {}: {e}; moving instead", target.display());
     }
     let flags = MOVEFILE_WRITE_THROUGH | if clobber { MOVEFILE_REPLACE_EXISTING } else { 0 };
     // SAFETY: both names are NUL-terminated.
