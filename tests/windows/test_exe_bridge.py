@@ -111,6 +111,9 @@ async def test_mcp_attaches_over_the_named_pipe_and_edits_the_live_buffer(tree):
         async with session(root) as s:
             read = await s.call_tool("read_file", {"path": "src/main.py"})
             assert "UNSAVED = True" in text_of(read), f"the read did not see the buffer: {text_of(read)}"
+            # Windows opens a name in any case: so does the buffer lookup.
+            upper = await s.call_tool("read_file", {"path": "SRC/MAIN.PY"})
+            assert "UNSAVED = True" in text_of(upper), f"another case missed the buffer: {text_of(upper)}"
             edited = await s.call_tool("edit_file", {"path": "src/main.py", "old_string": "UNSAVED = True",
                                                       "new_string": "UNSAVED = False"})
             assert not edited.is_error, text_of(edited)

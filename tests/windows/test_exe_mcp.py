@@ -168,6 +168,30 @@ async def test_path_attacks_are_refused_and_nothing_changes(tree, path, kind):
     assert (tree / "outside" / "secret.txt").read_text() == "TOP SECRET\n"
 
 
+def test_the_deny_list_holds_for_every_spelling_of_a_name(tree, tmp_path):
+    """Windows opens a file by any case of its name and by its 8.3 short name: each must be hidden
+    as the name itself is."""
+    root = tree / "root"
+    (root / "secret-settings.json").write_text('{"token": "TOP SECRET"}\n')
+    short = subprocess.run(host_argv(helper("short_name", tmp_path), win(root / "secret-settings.json")),
+                           env=wine_env(), capture_output=True, text=True, timeout=60)
+    assert short.returncode == 0, short.stderr
+    short_name = short.stdout.strip().split("\\")[-1]
+    if short_name.lower() == "secret-settings.json":
+        pytest.skip("this file system gives no 8.3 short names")
+    for spelling in ("secret-settings.json", "SECRET-SETTINGS.JSON", "Secret-Settings.Json", short_name):
+        done = call("call", "--root", win(root), "--deny", "secret-*.json", "--no-journal", "read_file",
+                    json.dumps({"path": spelling}))
+        assert "TOP SECRET" not in done.stdout, f"{spelling} read a denied file: {done.stdout}"
+        assert json.loads(done.stdout)["error"] == "path_escape", (spelling, done.stdout)
+    # The short name of a file that is not denied reads it.
+    short_main = subprocess.run(host_argv(helper("short_name", tmp_path), win(root / "crlf.txt")),
+                                env=wine_env(), capture_output=True, text=True, timeout=60)
+    done = call("call", "--root", win(root), "--no-journal", "read_file",
+                json.dumps({"path": short_main.stdout.strip()}))
+    assert "two" in done.stdout, done.stdout
+
+
 def test_a_link_is_not_a_way_out(tree):
     """A link inside the root to a file outside it. Under Wine the link is a Unix symlink, which
     Wine shows to Windows programs as it can; on Windows it is a symbolic link (creating one
