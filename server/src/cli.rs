@@ -403,10 +403,11 @@ fn hook(args: HookArgs) -> ExitCode {
 /// its absolute path (an assistant may start servers with a reduced `PATH`, so a name alone
 /// is written only when it is certain).
 fn setup_command() -> String {
-    let Ok(me) = std::env::current_exe().and_then(std::fs::canonicalize) else { return "tether".to_owned() };
+    let Ok(me) = std::env::current_exe().and_then(|p| crate::sys::canonicalize(&p)) else { return "tether".to_owned() };
+    let name = if cfg!(windows) { "tether.exe" } else { "tether" };
     let on_path = std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("tether")).find(|p| p.is_file()));
-    match on_path.and_then(|p| std::fs::canonicalize(p).ok()) {
+        .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file()));
+    match on_path.and_then(|p| crate::sys::canonicalize(&p).ok()) {
         Some(found) if found == me => "tether".to_owned(),
         _ => me.display().to_string(),
     }

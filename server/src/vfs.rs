@@ -264,7 +264,7 @@ impl Vfs {
                 Error::new(ErrorKind::NotAFile, format!("{}: is not a regular file", p.given())).with_path(p.given())
             );
         }
-        fs::read(p.real()).map_err(|e| Error::io(&e, p.given()))
+        crate::sys::read(p.real()).map_err(|e| Error::io(&e, p.given()))
     }
 
     /// Opens the file at `real` for streaming reads (the overlay is not consulted). `real` must be
@@ -278,7 +278,7 @@ impl Vfs {
                 "path is outside the workspace roots",
             ));
         }
-        fs::File::open(real)
+        crate::sys::open_read(real)
     }
 
     /// The entries of directory `p` as (name, real path, kind), sorted by name. Entries are not

@@ -460,9 +460,9 @@ mod tests {
             .collect();
         let mut want = vec![
             ("11.json".to_owned(), format!("names pid {me}, not the pid in its name")),
-            ("12.json".to_owned(), "not a private file: has mode 644; it must be 0600".to_owned()),
+            ("12.json".to_owned(), "not a private file: mode 644; it must be 0600".to_owned()),
             ("13.json".to_owned(), "not a discovery file: EOF while parsing an object at line 1 column 1".to_owned()),
-            ("14.json".to_owned(), "not a private file: is not a regular file".to_owned()),
+            ("14.json".to_owned(), "not a private file: not a regular file".to_owned()),
             (format!("{dead}.json"), "the process is gone (a stale file); removed".to_owned()),
             (
                 format!("{me}.json"),

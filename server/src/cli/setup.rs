@@ -104,7 +104,8 @@ pub struct Places {
 impl Places {
     /// The places for the project at `project`, from the environment.
     pub fn from_env(project: PathBuf) -> Result<Places, String> {
-        let home = std::env::var_os("HOME").map(PathBuf::from).ok_or("HOME is not set: no user files to change")?;
+        let unset = if cfg!(windows) { "USERPROFILE is not set" } else { "HOME is not set" };
+        let home = crate::sys::home_dir().ok_or(format!("{unset}: no user files to change"))?;
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         Ok(Places { project, home, claude_config_dir: var("CLAUDE_CONFIG_DIR"), codex_home: var("CODEX_HOME") })
     }
@@ -168,10 +169,18 @@ impl Hooks {
     }
 }
 
-/// The hook command for `command` (quoted for the shell when it must be).
+/// The hook command for `command` (quoted for the shell when it must be). On Windows the
+/// assistants run hooks through cmd.exe or Git Bash, which both take a double-quoted path (a
+/// Windows path cannot hold `"`).
 fn hook_command(command: &str, suffix: &str) -> String {
     let plain = command.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c));
-    let command = if plain { command.to_owned() } else { format!("'{}'", command.replace('\'', r"'\''")) };
+    let command = if plain {
+        command.to_owned()
+    } else if cfg!(windows) {
+        format!("\"{command}\"")
+    } else {
+        format!("'{}'", command.replace('\'', r"'\''"))
+    };
     format!("{command} {suffix}")
 }
 

@@ -371,7 +371,7 @@ impl Transaction {
             }
             OldBytes::Base { text: base.text.clone(), bom: base.bom }
         } else {
-            OldBytes::Read(fs::read(path.real()).map_err(|e| Error::io(&e, given))?)
+            OldBytes::Read(sys::read(path.real()).map_err(|e| Error::io(&e, given))?)
         };
         self.replace(path, old, &new_segments(base, changes))
     }
@@ -405,7 +405,7 @@ impl Transaction {
             Ok(m) if !m.is_file() => Err(not_a_file(given, &m)),
             Ok(_) if !overwrite => Err(conflict(given, "already exists, and the change was to create it")),
             Ok(_) => {
-                let old = fs::read(target).map_err(|e| Error::io(&e, given))?;
+                let old = sys::read(target).map_err(|e| Error::io(&e, given))?;
                 self.replace(path, OldBytes::Read(old), &[text.as_bytes()])
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {

@@ -28,6 +28,16 @@ pub fn links(m: &fs::Metadata, _path: &Path) -> io::Result<u64> {
     Ok(m.nlink())
 }
 
+/// Opens `path` for reading.
+pub fn open_read(path: &Path) -> io::Result<File> {
+    File::open(path)
+}
+
+/// The whole contents of `path`.
+pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+    fs::read(path)
+}
+
 /// The canonical, absolute form of `p`, every link resolved.
 pub fn canonicalize(p: &Path) -> io::Result<std::path::PathBuf> {
     fs::canonicalize(p)
@@ -60,8 +70,9 @@ pub fn create_private_dir_all(dir: &Path) -> io::Result<()> {
 }
 
 /// What keeps the entry `meta` (read without following, at `path`) from being a private
-/// directory or file of ours: a symlink or another kind of entry, another owner, or rights for
-/// group or others. `None` when it is one.
+/// directory or file of ours, in words that follow its name ("mode 644; it must be 0600"): a
+/// symlink or another kind of entry, another owner, or rights for group or others. `None` when
+/// it is one.
 pub fn not_private(meta: &fs::Metadata, _path: &Path, dir: bool) -> Option<String> {
     not_private_to(meta, dir, uid())
 }
@@ -69,17 +80,17 @@ pub fn not_private(meta: &fs::Metadata, _path: &Path, dir: bool) -> Option<Strin
 /// [`not_private`] for the user `me`.
 pub fn not_private_to(meta: &fs::Metadata, dir: bool, me: u32) -> Option<String> {
     if dir && !meta.file_type().is_dir() {
-        return Some("is not a directory".into());
+        return Some("not a directory".into());
     }
     if !dir && !meta.file_type().is_file() {
-        return Some("is not a regular file".into());
+        return Some("not a regular file".into());
     }
     if meta.uid() != me {
-        return Some(format!("is owned by uid {}, not by us ({me})", meta.uid()));
+        return Some(format!("owned by uid {}, not by us ({me})", meta.uid()));
     }
     if meta.mode() & 0o077 != 0 {
         let want = if dir { "0700" } else { "0600" };
-        return Some(format!("has mode {:o}; it must be {want}", meta.mode() & 0o777));
+        return Some(format!("mode {:o}; it must be {want}", meta.mode() & 0o777));
     }
     None
 }

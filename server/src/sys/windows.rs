@@ -30,11 +30,10 @@ use windows_sys::Win32::Security::{
     TOKEN_QUERY, TOKEN_USER,
 };
 use windows_sys::Win32::Storage::FileSystem::{
-    CreateDirectoryW, CreateFileW, GetFileInformationByHandle, LockFileEx, MoveFileExW, ReplaceFileW,
-    BY_HANDLE_FILE_INFORMATION, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, FILE_FLAG_BACKUP_SEMANTICS,
-    FILE_FLAG_OPEN_REPARSE_POINT, FILE_READ_ATTRIBUTES, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
-    LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY, MOVEFILE_REPLACE_EXISTING, MOVEFILE_WRITE_THROUGH, OPEN_ALWAYS,
-    REPLACEFILE_IGNORE_MERGE_ERRORS,
+    CreateDirectoryW, CreateFileW, GetFileInformationByHandle, LockFileEx, MoveFileExW, BY_HANDLE_FILE_INFORMATION,
+    CREATE_NEW, FILE_ATTRIBUTE_NORMAL, FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, FILE_READ_ATTRIBUTES,
+    FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE, LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY,
+    MOVEFILE_WRITE_THROUGH, OPEN_ALWAYS,
 };
 use windows_sys::Win32::System::Pipes::{GetNamedPipeClientProcessId, GetNamedPipeServerProcessId};
 use windows_sys::Win32::System::Threading::{
@@ -183,7 +182,9 @@ pub fn is_same_file(file: &File, name: &Path) -> io::Result<bool> {
     let open = file_info(file)?;
     let now = match open_entry(name) {
         Ok(f) => file_info(&f)?,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        // Gone, or removed and still delete-pending (refused to open): either way not `file`'s
+        // name any more.
+        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied) => return Ok(false),
         Err(e) => return Err(e),
     };
     Ok(now.dwVolumeSerialNumber == open.dwVolumeSerialNumber
@@ -272,26 +273,53 @@ pub fn create_private_dir_all(dir: &Path) -> io::Result<()> {
 /// DACL granting someone else. `None` when it is one.
 pub fn not_private(meta: &fs::Metadata, path: &Path, dir: bool) -> Option<String> {
     if meta.file_type().is_symlink() {
-        return Some("is a link".into());
+        return Some("a link".into());
     }
     if dir && !meta.is_dir() {
-        return Some("is not a directory".into());
+        return Some("not a directory".into());
     }
     if !dir && !meta.is_file() {
-        return Some("is not a regular file".into());
+        return Some("not a regular file".into());
     }
     match security_of(path) {
         Ok((owner, granted)) => {
             let me = user();
             if owner != me {
-                return Some(format!("is owned by {owner}, not by us ({me})"));
+                return Some(format!("owned by {owner}, not by us ({me})"));
             }
             let others: Vec<String> =
                 granted.into_iter().filter(|s| *s != me && s != SYSTEM_SID && s != ADMINISTRATORS_SID).collect();
-            (!others.is_empty()).then(|| format!("grants access to {}; it must grant only us", others.join(", ")))
+            (!others.is_empty()).then(|| format!("access granted to {}; it must grant only us", others.join(", ")))
         }
-        Err(e) => Some(format!("its security descriptor cannot be read ({e})")),
+        Err(e) => Some(format!("a security descriptor that cannot be read ({e})")),
     }
+}
+
+/// Opens `path` for reading. While another process replaces the file, Windows refuses opens of
+/// the name for a moment (access denied, or a sharing violation): that is waited out for up to
+/// [`BUSY_WAIT`] before the error stands.
+pub fn open_read(path: &Path) -> io::Result<File> {
+    let until = std::time::Instant::now() + BUSY_WAIT;
+    loop {
+        match File::open(path) {
+            Err(e)
+                if (is_busy(&e) || e.kind() == io::ErrorKind::PermissionDenied)
+                    && std::time::Instant::now() < until =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The whole contents of `path`, opened as [`open_read`] does.
+pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut file = open_read(path)?;
+    let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| m.len() as usize));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The canonical, absolute form of `p`, every link, junction and short name resolved, without
@@ -458,10 +486,11 @@ pub fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// Puts the finished temp file `tmp` at `target`. Replacing an existing file goes through
-/// `ReplaceFileW`, which keeps the target's DACL, attributes and alternate streams (as the Unix
-/// side keeps mode and owner); a new name is a write-through `MoveFileExW`, which fails when
-/// something is there unless `clobber`.
+/// Puts the finished temp file `tmp` at `target` with one rename, which replaces an existing file
+/// only when `clobber` (else a write-through `MoveFileExW` that fails when the name is taken) and
+/// is atomic for the name. The temp file was
+/// made in the target's folder, so it carries the DACL the folder gives its files; a DACL set
+/// on the target by hand and alternate streams are not carried over.
 ///
 /// A read-only target is replaced as on Unix, where the directory's permission is what counts:
 /// its attribute is lifted for the replace and the result is read-only again. Another program
@@ -476,10 +505,15 @@ pub fn persist(tmp: tempfile::NamedTempFile, target: &Path, clobber: bool) -> io
     let until = std::time::Instant::now() + BUSY_WAIT;
     let result = loop {
         match place(&kept, target, clobber) {
-            Err(e) if is_busy(&e) && std::time::Instant::now() < until => {
-                std::thread::sleep(std::time::Duration::from_millis(25));
+            // A reader opening the old file at that moment refuses the rename with access denied
+            // (without POSIX semantics): as passing as a sharing violation, so waited out too.
+            Err(e)
+                if (is_busy(&e) || e.kind() == io::ErrorKind::PermissionDenied)
+                    && std::time::Instant::now() < until =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
             }
-            Err(e) if is_busy(&e) => {
+            Err(e) if is_busy(&e) || (e.kind() == io::ErrorKind::PermissionDenied && held_elsewhere(target)) => {
                 break Err(io::Error::new(
                     io::ErrorKind::ResourceBusy,
                     "is open in another program that does not let it be replaced (a sharing violation); \
@@ -497,6 +531,15 @@ pub fn persist(tmp: tempfile::NamedTempFile, target: &Path, clobber: bool) -> io
         }
     }
     result
+}
+
+/// Whether another program holds `path` open in a way that forbids removing or renaming it (no
+/// `FILE_SHARE_DELETE`): opening it for deletion, sharing everything, fails with a sharing
+/// violation then. A plain access denial (the DACL) is not that.
+fn held_elsewhere(path: &Path) -> bool {
+    /// The DELETE access right.
+    const DELETE: u32 = 0x0001_0000;
+    OpenOptions::new().access_mode(DELETE).share_mode(7).open(path).is_err_and(|e| is_busy(&e))
 }
 
 /// How long a replace refused by a sharing violation is tried again.
@@ -519,38 +562,29 @@ fn set_read_only(path: &Path, on: bool) -> io::Result<()> {
 fn place(from: &Path, target: &Path, clobber: bool) -> io::Result<()> {
     let (from_w, target_w) = (wide(from.as_os_str()), wide(target.as_os_str()));
     let existing = fs::symlink_metadata(target).ok().filter(fs::Metadata::is_file);
-    if clobber && existing.is_some() {
-        let read_only = existing.as_ref().is_some_and(|m| m.permissions().readonly());
-        if read_only {
-            set_read_only(target, false)?;
+    let read_only = clobber && existing.as_ref().is_some_and(|m| m.permissions().readonly());
+    if read_only {
+        set_read_only(target, false)?;
+    }
+    // One rename that replaces the name: a reader sees the old file or the new one, never no
+    // file (ReplaceFileW, which would keep an explicit DACL and alternate streams, replaces in
+    // several steps, and a reader between them finds nothing). std's rename replaces with POSIX
+    // semantics where the file system has them (a reader holding the old file open keeps
+    // reading it, and does not block the rename), else with MoveFileExW.
+    let placed = if clobber {
+        fs::rename(from, target)
+    } else {
+        // SAFETY: both names are NUL-terminated.
+        match unsafe { MoveFileExW(from_w.as_ptr(), target_w.as_ptr(), MOVEFILE_WRITE_THROUGH) } {
+            0 => Err(io::Error::last_os_error()),
+            _ => Ok(()),
         }
-        // SAFETY: both names are NUL-terminated; the optional arguments are null.
-        let ok = unsafe {
-            ReplaceFileW(
-                target_w.as_ptr(),
-                from_w.as_ptr(),
-                ptr::null(),
-                REPLACEFILE_IGNORE_MERGE_ERRORS,
-                ptr::null(),
-                ptr::null(),
-            )
-        };
-        if ok != 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
+    };
+    if let Err(e) = placed {
         if read_only {
             let _ = set_read_only(target, true);
         }
-        if is_busy(&e) {
-            return Err(e);
-        }
-        tracing::debug!("ReplaceFileW {}: {e}; moving instead", target.display());
-    }
-    let flags = MOVEFILE_WRITE_THROUGH | if clobber { MOVEFILE_REPLACE_EXISTING } else { 0 };
-    // SAFETY: both names are NUL-terminated.
-    if unsafe { MoveFileExW(from_w.as_ptr(), target_w.as_ptr(), flags) } == 0 {
-        return Err(io::Error::last_os_error());
+        return Err(e);
     }
     Ok(())
 }

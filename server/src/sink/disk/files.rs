@@ -61,8 +61,8 @@ impl Owner {
     }
 }
 
-/// What Windows keeps of a file's permissions across a rewrite: the read-only attribute. Its
-/// DACL, other attributes and streams are kept by the replace itself (`ReplaceFileW`).
+/// What Windows keeps of a file's permissions across a rewrite: the read-only attribute. The
+/// rewritten file takes the DACL its folder gives new files (docs/windows.md).
 #[cfg(windows)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Owner {
@@ -222,7 +222,7 @@ fn write_segments(w: &mut impl Write, segments: &[&[u8]]) -> io::Result<()> {
 /// Whether the file at `path` holds exactly the concatenation of `segments`, compared in chunks
 /// so that checking a large file costs no copy of it.
 pub fn holds(path: &Path, segments: &[&[u8]]) -> io::Result<bool> {
-    let mut f = fs::File::open(path)?;
+    let mut f = sys::open_read(path)?;
     let want: u64 = segments.iter().map(|s| s.len() as u64).sum();
     if f.metadata()?.len() != want {
         return Ok(false);

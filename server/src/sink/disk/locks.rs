@@ -124,7 +124,22 @@ fn try_lock_one(name: &Path) -> io::Result<Option<File>> {
 
 /// Opens (creating) the empty lock file `name`.
 fn open_lock_file(name: &Path) -> io::Result<File> {
-    sys::open_private(name, false)
+    // On Windows a lock file its holder removed stays, delete-pending, until every waiter that
+    // had it open has let go of it, and opening the name meanwhile is refused: that lasts as long
+    // as the waiters take to wake and see it gone, so it is waited out.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match sys::open_private(name, false) {
+            Err(e)
+                if cfg!(windows)
+                    && e.kind() == io::ErrorKind::PermissionDenied
+                    && std::time::Instant::now() < until =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// `/run/user/<uid>/tether/locks` when the user's runtime directory exists and is theirs, else
@@ -210,7 +225,7 @@ mod tests {
         fs::create_dir(&open).expect("mkdir");
         fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).expect("chmod");
         let e = private_dir(&open).expect_err("refused");
-        assert!(e.to_string().contains("has mode 777; it must be 0700"), "{e}");
+        assert!(e.to_string().contains("mode 777; it must be 0700"), "{e}");
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(dir.path(), &link).expect("symlink");
         assert!(private_dir(&link).is_err(), "a symlink is refused");
