@@ -442,6 +442,7 @@ mod tests {
         assert!(server(Assistant::Codex, Scope::Project, false, "tether", &at).is_err());
     }
 
+    #[cfg(unix)]
     #[test]
     fn other_settings_keep_their_order_and_text() {
         let dir = tempfile::tempdir().expect("tempdir");

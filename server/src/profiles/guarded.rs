@@ -391,7 +391,7 @@ fn captured_text(c: &Captured, what: &str) -> String {
     text
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::collections::BTreeMap;
     use std::fs;

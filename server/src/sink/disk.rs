@@ -627,7 +627,7 @@ fn not_a_file(given: &str, meta: &fs::Metadata) -> Error {
     Error::new(ErrorKind::NotAFile, format!("{given}: {what}")).with_path(given)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;
 
 /// The new bytes of an edited file, as slices of its base text and of the changes: BOM first

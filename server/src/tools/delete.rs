@@ -98,7 +98,7 @@ fn entries(files: usize, dirs: usize) -> String {
     format!("{} and {}", plural(files, "file", "files"), plural(dirs, "directory", "directories"))
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::os::unix::fs::symlink;
 

@@ -120,6 +120,6 @@ fn resolve_dir(ctx: &Context<'_>, path: Option<&str>) -> Result<SandboxPath> {
     Ok(dir)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 #[path = "glob_tests.rs"]
 mod tests;

@@ -290,6 +290,6 @@ fn push_skipped(out: &mut String, found: &Found, max_bytes: u64) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 #[path = "grep_tests.rs"]
 mod tests;

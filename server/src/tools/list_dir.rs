@@ -215,7 +215,7 @@ pub fn workspace_path(vfs: &Vfs, p: &SandboxPath) -> String {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::os::unix::fs::symlink;
 

@@ -53,6 +53,7 @@ mod tests {
     use crate::error::ErrorKind;
     use crate::tools::testing::fixture;
 
+    #[cfg(unix)]
     #[test]
     fn makes_directories() {
         let f = fixture("//- there/x.txt\nx\n");

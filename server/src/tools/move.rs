@@ -96,7 +96,7 @@ pub fn refuse_root(ctx: &Context<'_>, path: &SandboxPath) -> Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::fs;
     use std::os::unix::fs::symlink;

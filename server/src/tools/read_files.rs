@@ -105,6 +105,7 @@ mod tests {
     use crate::error::ErrorKind;
     use crate::tools::testing::fixture;
 
+    #[cfg(unix)]
     #[test]
     fn formats_sections() {
         let mut f = fixture(

@@ -152,7 +152,7 @@ fn file_fields(ctx: &Context<'_>, path: &SandboxPath, meta: &Metadata, out: &mut
     out.insert("final_newline".into(), json!(ends_with_newline(text)));
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::collections::BTreeMap;
     use std::os::unix::fs::{symlink, PermissionsExt};

@@ -111,7 +111,7 @@ pub fn byte_count(n: usize) -> String {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::fs;
     use std::os::unix::fs::{symlink, PermissionsExt as _};

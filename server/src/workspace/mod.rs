@@ -451,5 +451,5 @@ pub fn file_name(p: &Path) -> &OsStr {
     p.file_name().unwrap_or(p.as_os_str())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;

@@ -201,6 +201,7 @@ mod tests {
         assert_eq!(names(&ws, ".", WalkOptions::default()), [".hidden.tmp", ".tether-Ab12Cd.bak", "a.rs"]);
     }
 
+    #[cfg(unix)]
     #[test]
     fn walks_leave_out_what_the_deny_list_hides_and_resolving_it_fails() {
         let top = tempfile::tempdir().expect("tempdir");

@@ -141,5 +141,5 @@ pub(crate) fn object_schema(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required})
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests;
