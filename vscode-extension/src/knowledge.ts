@@ -73,6 +73,9 @@ export interface LanguageRequestResult {
 /** The languages VS Code's TypeScript support checks, whose diagnostics tsserver answers on request. */
 const TYPESCRIPT_LANGUAGES = new Set(["typescript", "typescriptreact", "javascript", "javascriptreact"]);
 
+/** How many times a pull asks TypeScript before leaving the document to its versionless reports. */
+const PULL_ATTEMPTS = 4;
+
 /**
  * Pushes VS Code's diagnostics to tether: for every `file:` document in the workspace whose
  * diagnostics change, all of them (but the language client's own collection, tether's), without
@@ -146,16 +149,30 @@ export class DiagnosticsForwarder implements vscode.Disposable {
       );
       return r?.success === true && Array.isArray(r.body) ? r.body : undefined;
     };
-    let parts: (TsServerDiagnostic[] | undefined)[];
-    try {
-      parts = await Promise.all(
-        ["syntacticDiagnosticsSync", "semanticDiagnosticsSync", "suggestionDiagnosticsSync"].map(ask),
-      );
-    } catch (e) {
-      this.log.appendLine(`[tether] asking TypeScript for ${uri.fsPath}'s diagnostics: ${e instanceof Error ? e.message : String(e)}`);
-      return;
+    let parts: (TsServerDiagnostic[] | undefined)[] = [];
+    // TypeScript answers `success: false` while its project is still loading or reloading: asked
+    // again a few times, 150 ms apart, as long as the text is the one the answer is for.
+    for (let attempt = 0; attempt < PULL_ATTEMPTS; attempt++) {
+      if (attempt > 0) {
+        await new Promise((r) => setTimeout(r, 150));
+        if (doc.version !== version || !this.client.isRunning()) {
+          return;
+        }
+      }
+      try {
+        parts = await Promise.all(
+          ["syntacticDiagnosticsSync", "semanticDiagnosticsSync", "suggestionDiagnosticsSync"].map(ask),
+        );
+      } catch (e) {
+        this.log.appendLine(`[tether] asking TypeScript for ${uri.fsPath}'s diagnostics: ${e instanceof Error ? e.message : String(e)}`);
+        return;
+      }
+      if (parts.every((p) => p !== undefined)) {
+        break;
+      }
     }
     if (parts.some((p) => p === undefined)) {
+      this.log.appendLine(`[tether] TypeScript gave no diagnostics for ${uri.fsPath} after ${PULL_ATTEMPTS} tries`);
       return;
     }
     const params: PublishDiagnosticsParams = {
