@@ -38,6 +38,11 @@ pub fn read(path: &Path) -> io::Result<Vec<u8>> {
     fs::read(path)
 }
 
+/// Runs `step` once: Unix refuses nothing for a moment that a wait would get past.
+pub fn waiting_out_refusals<T>(_wait: std::time::Duration, mut step: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    step()
+}
+
 /// The canonical, absolute form of `p`, every link resolved.
 pub fn canonicalize(p: &Path) -> io::Result<std::path::PathBuf> {
     fs::canonicalize(p)

@@ -299,9 +299,17 @@ pub fn not_private(meta: &fs::Metadata, path: &Path, dir: bool) -> Option<String
 /// the name for a moment (access denied, or a sharing violation): that is waited out for up to
 /// [`BUSY_WAIT`] before the error stands.
 pub fn open_read(path: &Path) -> io::Result<File> {
-    let until = std::time::Instant::now() + BUSY_WAIT;
+    waiting_out_refusals(BUSY_WAIT, || File::open(path))
+}
+
+/// Runs `step` again, a few milliseconds apart for up to `wait`, while Windows refuses it for a
+/// moment: a sharing or lock violation, or access denied (a name being renamed over, or a file
+/// removed while others still hold it, is refused that way until they let go). The last answer
+/// stands once `wait` is over.
+pub fn waiting_out_refusals<T>(wait: std::time::Duration, mut step: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    let until = std::time::Instant::now() + wait;
     loop {
-        match File::open(path) {
+        match step() {
             Err(e)
                 if (is_busy(&e) || e.kind() == io::ErrorKind::PermissionDenied)
                     && std::time::Instant::now() < until =>
@@ -481,16 +489,17 @@ pub fn is_alive(pid: u32) -> bool {
     }
 }
 
-/// Windows cannot flush a directory; renames are made with `MOVEFILE_WRITE_THROUGH` instead.
+/// Windows cannot flush a directory: NTFS journals the rename itself, and a new name is made with
+/// `MOVEFILE_WRITE_THROUGH`.
 pub fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
 /// Puts the finished temp file `tmp` at `target` with one rename, which replaces an existing file
 /// only when `clobber` (else a write-through `MoveFileExW` that fails when the name is taken) and
-/// is atomic for the name. The temp file was
-/// made in the target's folder, so it carries the DACL the folder gives its files; a DACL set
-/// on the target by hand and alternate streams are not carried over.
+/// is atomic for the name. The temp file was made in the target's folder, so it carries the DACL
+/// the folder gives its files; a DACL set on the target by hand and alternate streams are not
+/// carried over.
 ///
 /// A read-only target is replaced as on Unix, where the directory's permission is what counts:
 /// its attribute is lifted for the replace and the result is read-only again. Another program
@@ -502,26 +511,17 @@ pub fn persist(tmp: tempfile::NamedTempFile, target: &Path, clobber: bool) -> io
     let read_only = tmp.as_file().metadata()?.permissions().readonly();
     // Closed first: the replace needs the temp file's name free of our own handle.
     let kept: PathBuf = tmp.into_temp_path().keep().map_err(|e| e.error)?;
-    let until = std::time::Instant::now() + BUSY_WAIT;
-    let result = loop {
-        match place(&kept, target, clobber) {
-            // A reader opening the old file at that moment refuses the rename with access denied
-            // (without POSIX semantics): as passing as a sharing violation, so waited out too.
-            Err(e)
-                if (is_busy(&e) || e.kind() == io::ErrorKind::PermissionDenied)
-                    && std::time::Instant::now() < until =>
-            {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
-            Err(e) if is_busy(&e) || (e.kind() == io::ErrorKind::PermissionDenied && held_elsewhere(target)) => {
-                break Err(io::Error::new(
-                    io::ErrorKind::ResourceBusy,
-                    "is open in another program that does not let it be replaced (a sharing violation); \
-                     nothing was changed: close it there, or wait, and try again",
-                ))
-            }
-            other => break other,
+    // A reader opening the old file at that moment refuses the rename with access denied
+    // (without POSIX semantics): as passing as a sharing violation, so waited out too.
+    let result = match waiting_out_refusals(BUSY_WAIT, || place(&kept, target, clobber)) {
+        Err(e) if is_busy(&e) || (e.kind() == io::ErrorKind::PermissionDenied && held_elsewhere(target)) => {
+            Err(io::Error::new(
+                io::ErrorKind::ResourceBusy,
+                "is open in another program that does not let it be replaced (a sharing violation); \
+                 nothing was changed: close it there, or wait, and try again",
+            ))
         }
+        other => other,
     };
     match &result {
         Ok(()) if read_only => set_read_only(target, true)?,

@@ -127,19 +127,7 @@ fn open_lock_file(name: &Path) -> io::Result<File> {
     // On Windows a lock file its holder removed stays, delete-pending, until every waiter that
     // had it open has let go of it, and opening the name meanwhile is refused: that lasts as long
     // as the waiters take to wake and see it gone, so it is waited out.
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    loop {
-        match sys::open_private(name, false) {
-            Err(e)
-                if cfg!(windows)
-                    && e.kind() == io::ErrorKind::PermissionDenied
-                    && std::time::Instant::now() < until =>
-            {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-            other => return other,
-        }
-    }
+    sys::waiting_out_refusals(std::time::Duration::from_secs(5), || sys::open_private(name, false))
 }
 
 /// `/run/user/<uid>/tether/locks` when the user's runtime directory exists and is theirs, else
