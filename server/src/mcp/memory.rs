@@ -64,13 +64,25 @@ pub fn release_free_memory() {
     }
 }
 
-/// Everything a server did that may have freed large buffers: calls answered, messages written.
-static ACTIVITY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// When a server last did something that may have freed large buffers (a call answered, a
+/// message written): milliseconds since [`epoch`], plus one (0: nothing yet).
+static LAST_ACTIVITY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Counts something done that may have freed large buffers (a call answered, a message written),
-/// which puts off [`release_when_idle`]'s next release.
+/// Wakes [`release_when_idle`] when it waits for activity, after a release.
+static WOKEN: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// The instant [`LAST_ACTIVITY`] counts from.
+fn epoch() -> std::time::Instant {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(std::time::Instant::now)
+}
+
+/// Notes something done that may have freed large buffers (a call answered, a message written),
+/// which puts off [`release_when_idle`]'s next release to a whole [`idle_release`] from now.
 pub fn note_activity() {
-    ACTIVITY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let now = epoch().elapsed().as_millis() as u64 + 1;
+    LAST_ACTIVITY.fetch_max(now, std::sync::atomic::Ordering::Relaxed);
+    WOKEN.notify_one();
 }
 
 /// How long a server waits without activity before it returns free memory: 2 s, or
@@ -82,25 +94,31 @@ pub fn idle_release() -> std::time::Duration {
         .map_or(std::time::Duration::from_secs(2), std::time::Duration::from_millis)
 }
 
-/// Returns free memory to the system once nothing was done ([`note_activity`]) for a whole
-/// [`idle_release`] period since the last activity, and again after any later activity: a reply
-/// still being written when a release ran (a slow reader) is counted when its write ends, so the
-/// memory it frees afterwards is released too. Runs until the runtime stops.
+/// Returns free memory to the system one [`idle_release`] period after the last activity
+/// ([`note_activity`]), and again after any later activity: a reply still being written when a
+/// release ran (a slow reader) is noted when its write ends, so the memory it frees afterwards is
+/// released too. An idle server that has released sleeps until the next activity, with no timer.
+/// Runs until the runtime stops.
 pub async fn release_when_idle() {
     use std::sync::atomic::Ordering;
     let period = idle_release();
-    let mut seen = ACTIVITY.load(Ordering::Relaxed);
-    let mut released = true;
+    let mut released = 0;
     loop {
-        tokio::time::sleep(period).await;
-        let now = ACTIVITY.load(Ordering::Relaxed);
-        if now != seen {
-            (seen, released) = (now, false);
-        } else if !released {
-            release_free_memory();
-            tracing::debug!("idle: returned free memory to the system");
-            released = true;
+        let last = LAST_ACTIVITY.load(Ordering::Relaxed);
+        if last == released {
+            // Nothing since the last release: wait for activity (a permit left by a note made
+            // before this wait wakes it at once).
+            WOKEN.notified().await;
+            continue;
         }
+        let due = epoch() + std::time::Duration::from_millis(last - 1) + period;
+        if std::time::Instant::now() < due {
+            tokio::time::sleep_until(due.into()).await;
+            continue;
+        }
+        release_free_memory();
+        tracing::debug!("idle: returned free memory to the system");
+        released = last;
     }
 }
 
