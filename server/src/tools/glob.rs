@@ -88,8 +88,14 @@ pub fn glob(ctx: &Context<'_>, args: GlobArgs) -> Result<String> {
     if found.is_empty() {
         return Ok("(no matches)".to_owned());
     }
-    found.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let newest_first = |a: &(SystemTime, PathBuf), b: &(SystemTime, PathBuf)| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1));
     let total = found.len();
+    // Only the first `limit` are shown: they are selected in linear time, and only they sorted.
+    if total > limit {
+        found.select_nth_unstable_by(limit, newest_first);
+        found.truncate(limit);
+    }
+    found.sort_unstable_by(newest_first);
     let mut out = String::with_capacity(total.min(limit) * 40);
     for (_, path) in found.iter().take(limit) {
         out.push_str(&ctx.vfs.display(path));

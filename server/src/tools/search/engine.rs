@@ -225,13 +225,17 @@ fn search_dir(
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return;
             }
-            if let Some(g) = glob {
-                if !g.is_match(crate::workspace::below(entry.path(), base).unwrap_or(entry.path())) {
-                    return;
-                }
+            let rel = crate::workspace::below(entry.path(), base).unwrap_or(entry.path());
+            if glob.is_some_and(|g| !g.is_match(rel)) {
+                return;
             }
             let outcome = match worker.open_document(entry.path()) {
-                Some(open) => worker.search_buffer(open),
+                Some(open) => {
+                    if outside_git(rel) {
+                        counters.open_walked.fetch_add(1, Ordering::Relaxed);
+                    }
+                    worker.search_buffer(open)
+                }
                 None => worker.search_disk(entry.path()),
             };
             if worker.record(outcome) {
@@ -254,15 +258,24 @@ fn search_unsaved(
     counters: &Counters,
 ) -> Vec<FileHits> {
     let mut found = Vec::new();
-    if ctx.vfs.overlay().is_empty() {
+    let candidates: Vec<(&Path, &OpenDocument)> = ctx
+        .vfs
+        .overlay()
+        .iter()
+        .filter(|(path, _)| {
+            crate::workspace::below(path, dir.real()).is_some_and(|rel| {
+                !rel.as_os_str().is_empty() && outside_git(rel) && glob.is_none_or(|g| g.is_match(rel))
+            })
+        })
+        .collect();
+    // The walk counted each candidate it met, once (the same test, on a file it searched), so
+    // when the counts agree it met them all: all are on disk, and none needs a look of its own.
+    // That is the common case, and it saves a path lookup per open document.
+    if candidates.len() == counters.open_walked.load(Ordering::Relaxed) {
         return found;
     }
     let mut worker = Worker::new(ctx, query, counters);
-    for (path, open) in ctx.vfs.overlay().iter() {
-        let Ok(rel) = path.strip_prefix(dir.real()) else { continue };
-        if rel.components().any(|c| c.as_os_str() == ".git") || glob.is_some_and(|g| !g.is_match(rel)) {
-            continue;
-        }
+    for (path, open) in candidates {
         let on_disk = match path.to_str().map(|p| ctx.vfs.resolve(p)) {
             Some(Ok(p)) => !ctx.vfs.symlink_metadata(&p).is_err_and(|e| e.kind() == ErrorKind::NotFound),
             _ => true,
@@ -278,11 +291,18 @@ fn search_unsaved(
     found
 }
 
+/// Whether no component of `rel` is `.git`: a path [`search_unsaved`] considers.
+fn outside_git(rel: &Path) -> bool {
+    !rel.components().any(|c| c.as_os_str() == ".git")
+}
+
 #[derive(Debug, Default)]
 struct Counters {
     too_large: AtomicUsize,
     unreadable: AtomicUsize,
     kept_bytes: AtomicUsize,
+    /// Open documents the walk searched (in their buffers), for [`search_unsaved`].
+    open_walked: AtomicUsize,
 }
 
 /// How the search of one file ended.
