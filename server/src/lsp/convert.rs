@@ -251,4 +251,21 @@ mod tests {
         assert_eq!(canonical(&path), real.join("new file.rs"));
         assert_eq!(path_of(&Url::parse("untitled:Untitled-1").expect("url")), None);
     }
+
+    /// Non-ASCII names live in a URI's path, which IDNA never touches: they round-trip with the
+    /// ASCII-only host back end (`idna_adapter` 1.0, Cargo.lock), in an editor's percent-encoded
+    /// spelling and in a raw one. Only a host name outside ASCII is refused, as unparseable.
+    #[test]
+    fn non_ascii_paths_round_trip_and_only_non_ascii_hosts_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let real = dir.path().canonicalize().expect("canonical");
+        let file = real.join("ünï cödé 文件.rs");
+        let uri = uri_of(&file).expect("uri");
+        assert!(uri.as_str().ends_with("/%C3%BCn%C3%AF%20c%C3%B6d%C3%A9%20%E6%96%87%E4%BB%B6.rs"), "{uri}");
+        assert_eq!(path_of(&uri), Some(file.clone()));
+        let raw = format!("file://{}", file.to_str().expect("utf-8 path"));
+        assert_eq!(path_of(&Url::parse(&raw).expect("raw non-ASCII path")), Some(file));
+        assert!(Url::parse("file://localhost/tmp/a.rs").is_ok());
+        assert!(Url::parse("file://b\u{fc}cher/share/a.rs").is_err());
+    }
 }
