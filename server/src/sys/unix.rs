@@ -169,3 +169,99 @@ pub fn persist(tmp: tempfile::NamedTempFile, target: &Path, clobber: bool) -> io
     let placed = if clobber { tmp.persist(target) } else { tmp.persist_noclobber(target) };
     placed.map(drop).map_err(|e| e.error)
 }
+
+/// The modification times of the files a walk lists, each looked up by name in its directory,
+/// which stays open while consecutive files share it: the kernel resolves one name per file
+/// instead of the whole path again (in a glob over a million files, that path walk was half of
+/// each `stat`). One per walker thread.
+#[derive(Default)]
+pub struct ModifiedTimes {
+    dir: Option<(std::path::PathBuf, rustix::fd::OwnedFd)>,
+}
+
+impl ModifiedTimes {
+    /// The modification time of the file `entry` names (of a symlink itself, never its target),
+    /// `None` when it cannot be read (the file went away since the walk listed it).
+    pub fn of(&mut self, entry: &ignore::DirEntry) -> Option<std::time::SystemTime> {
+        use std::os::unix::ffi::OsStrExt as _;
+        let path = entry.path();
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return entry.metadata().ok()?.modified().ok();
+        };
+        let cached =
+            self.dir.as_ref().is_some_and(|(dir, _)| dir.as_os_str().as_bytes() == parent.as_os_str().as_bytes());
+        if !cached {
+            use rustix::fs::{Mode, OFlags};
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let Ok(fd) = rustix::fs::open(parent, flags, Mode::empty()) else {
+                self.dir = None;
+                return entry.metadata().ok()?.modified().ok();
+            };
+            self.dir = Some((parent.to_path_buf(), fd));
+        }
+        let (_, fd) = self.dir.as_ref()?;
+        let stat = rustix::fs::statat(fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        // Seconds may be before 1970; the nanoseconds always count forward from them.
+        let secs = std::time::Duration::from_secs(stat.st_mtime.unsigned_abs());
+        let whole = if stat.st_mtime >= 0 {
+            std::time::UNIX_EPOCH.checked_add(secs)
+        } else {
+            std::time::UNIX_EPOCH.checked_sub(secs)
+        };
+        #[allow(clippy::useless_conversion)] // u64 on Linux, a signed long on other systems
+        let nanos = u64::try_from(stat.st_mtime_nsec).ok()?;
+        whole?.checked_add(std::time::Duration::from_nanos(nanos))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use super::ModifiedTimes;
+
+    /// The times read by name in a held directory are the ones a whole-path `lstat` reads, to the
+    /// nanosecond and before 1970 too, as the walk moves between directories and back; a link's
+    /// own time, never its target's; and none for a file gone since it was listed.
+    #[test]
+    fn modified_times_by_name_agree_with_lstat() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        for sub in ["a", "b", "a/c"] {
+            std::fs::create_dir(root.join(sub)).expect("mkdir");
+        }
+        let times = [
+            ("a/one", UNIX_EPOCH + Duration::new(1_700_000_000, 123_456_789)),
+            ("a/two", UNIX_EPOCH + Duration::new(1_700_000_001, 1)),
+            ("b/three", UNIX_EPOCH - Duration::new(86_400, 500_000_000)),
+            ("a/c/four", UNIX_EPOCH + Duration::new(42, 0)),
+            ("top", UNIX_EPOCH + Duration::new(1_800_000_000, 999_999_999)),
+        ];
+        for (name, t) in times {
+            let file = std::fs::File::create(root.join(name)).expect("create");
+            file.set_modified(t).expect("set mtime");
+        }
+        std::os::unix::fs::symlink(root.join("a/one"), root.join("b/link")).expect("symlink");
+        let mut entries: Vec<ignore::DirEntry> = ignore::WalkBuilder::new(root)
+            .standard_filters(false)
+            .build()
+            .map(|e| e.expect("entry"))
+            .filter(|e| !e.file_type().is_some_and(|t| t.is_dir()))
+            .collect();
+        // Back to a directory after another one: the held directory changes twice.
+        entries.sort_by_key(|e| e.file_name().to_owned());
+        assert_eq!(entries.len(), 6, "{entries:?}");
+        let mut by_name = ModifiedTimes::default();
+        for entry in &entries {
+            let lstat = std::fs::symlink_metadata(entry.path()).and_then(|m| m.modified()).expect("lstat");
+            assert_eq!(by_name.of(entry), Some(lstat), "{}", entry.path().display());
+        }
+        let link = entries.iter().find(|e| e.file_name() == "link").expect("link");
+        assert_ne!(by_name.of(link), Some(times[0].1), "a link's own time, not its target's");
+        let (named, _) = times.iter().find(|(n, _)| *n == "b/three").expect("b/three");
+        let gone = entries.iter().find(|e| e.path().ends_with(named)).expect("b/three listed");
+        assert_eq!(by_name.of(gone), Some(times[2].1));
+        std::fs::remove_file(gone.path()).expect("rm");
+        assert_eq!(by_name.of(gone), None);
+    }
+}

@@ -594,3 +594,16 @@ fn place(from: &Path, target: &Path, clobber: bool) -> io::Result<()> {
 pub fn local_app_data() -> Option<PathBuf> {
     std::env::var_os("LOCALAPPDATA").map(PathBuf::from).filter(|p| p.is_absolute())
 }
+
+/// The modification times of the files a walk lists. On Windows the directory listing already
+/// carries them, and the walk keeps what it read.
+#[derive(Default)]
+pub struct ModifiedTimes;
+
+impl ModifiedTimes {
+    /// The modification time of the file `entry` names (of a symlink itself, never its target),
+    /// `None` when it cannot be read.
+    pub fn of(&mut self, entry: &ignore::DirEntry) -> Option<std::time::SystemTime> {
+        entry.metadata().ok()?.modified().ok()
+    }
+}

@@ -70,8 +70,10 @@ pub fn glob(ctx: &Context<'_>, args: GlobArgs) -> Result<String> {
     let opts = WalkOptions { gitignore: args.respect_gitignore.unwrap_or(true), ..WalkOptions::default() };
     let builder = ctx.vfs.workspace().walker(&dir, opts);
     let base = dir.real();
+    let pattern = &pattern;
     let mut found: Vec<(SystemTime, PathBuf)> = walk_parallel(&builder, ctx.cancel, || {
-        |entry: DirEntry, out: &mut Vec<(SystemTime, PathBuf)>| {
+        let mut times = crate::sys::ModifiedTimes::default();
+        move |entry: DirEntry, out: &mut Vec<(SystemTime, PathBuf)>| {
             // Symlinks are yielded as links and never followed; only regular files are listed.
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return;
@@ -79,7 +81,7 @@ pub fn glob(ctx: &Context<'_>, args: GlobArgs) -> Result<String> {
             if !pattern.is_match(crate::workspace::below(entry.path(), base).unwrap_or(entry.path())) {
                 return;
             }
-            let modified = entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(UNIX_EPOCH);
+            let modified = times.of(&entry).unwrap_or(UNIX_EPOCH);
             out.push((modified, entry.into_path()));
         }
     });

@@ -119,7 +119,7 @@ impl Workspace {
     /// The deny pattern that hides the real path `p`, if any.
     pub fn denied(&self, p: &Path) -> Option<&str> {
         let root = self.root_of(p)?;
-        self.deny.denies(p.strip_prefix(&self.roots[root]).ok()?)
+        self.deny.denies(below(p, &self.roots[root])?)
     }
 
     /// The canonical roots, the default one first.
@@ -129,19 +129,21 @@ impl Workspace {
 
     /// Whether the real (canonical) path `p` is inside a root; returns that root's index.
     pub fn root_of(&self, p: &Path) -> Option<usize> {
-        // The deepest root wins, so that nested roots report the closest one.
+        // The deepest root wins, so that nested roots report the closest one. Two roots that
+        // both hold `p` hold one another, so the deeper is the longer path. Compared as bytes
+        // (`below`): a glob or grep asks this of every path it prints.
         self.roots
             .iter()
             .enumerate()
-            .filter(|(_, r)| p.starts_with(r))
-            .max_by_key(|(_, r)| r.components().count())
+            .filter(|(_, r)| below(p, r).is_some())
+            .max_by_key(|(_, r)| r.as_os_str().len())
             .map(|(i, _)| i)
     }
 
     /// The path of `p` (a real path inside the roots) relative to the root containing it, with
     /// `/` separators; `"."` for a root itself.
     pub fn relative(&self, p: &Path) -> String {
-        let rel = self.root_of(p).and_then(|i| p.strip_prefix(&self.roots[i]).ok()).unwrap_or(p);
+        let rel = self.root_of(p).and_then(|i| below(p, &self.roots[i])).unwrap_or(p);
         if rel.as_os_str().is_empty() {
             ".".to_owned()
         } else {
