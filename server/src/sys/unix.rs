@@ -1,6 +1,7 @@
 //! The Unix half of [`crate::sys`]: modes, owners and `flock`, through std's Unix extensions and
 //! rustix.
 
+use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _};
@@ -184,12 +185,14 @@ impl ModifiedTimes {
     /// `None` when it cannot be read (the file went away since the walk listed it).
     pub fn of(&mut self, entry: &ignore::DirEntry) -> Option<std::time::SystemTime> {
         use std::os::unix::ffi::OsStrExt as _;
-        let path = entry.path();
-        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        let bytes = entry.path().as_os_str().as_bytes();
+        // Split at the last separator by bytes: the walk's paths have no trailing one.
+        let split = memchr::memrchr(b'/', bytes).filter(|&i| i > 0 && i + 1 < bytes.len());
+        let Some(at) = split else {
             return entry.metadata().ok()?.modified().ok();
         };
-        let cached =
-            self.dir.as_ref().is_some_and(|(dir, _)| dir.as_os_str().as_bytes() == parent.as_os_str().as_bytes());
+        let (parent, name) = (Path::new(OsStr::from_bytes(&bytes[..at])), OsStr::from_bytes(&bytes[at + 1..]));
+        let cached = self.dir.as_ref().is_some_and(|(dir, _)| dir.as_os_str().as_bytes() == &bytes[..at]);
         if !cached {
             use rustix::fs::{Mode, OFlags};
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;

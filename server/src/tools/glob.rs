@@ -90,7 +90,9 @@ pub fn glob(ctx: &Context<'_>, args: GlobArgs) -> Result<String> {
     if found.is_empty() {
         return Ok("(no matches)".to_owned());
     }
-    let newest_first = |a: &(SystemTime, PathBuf), b: &(SystemTime, PathBuf)| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1));
+    let newest_first = |a: &(SystemTime, PathBuf), b: &(SystemTime, PathBuf)| {
+        b.0.cmp(&a.0).then_with(|| crate::workspace::path_order(&a.1, &b.1))
+    };
     let total = found.len();
     // Only the first `limit` are shown: they are selected in linear time, and only they sorted.
     if total > limit {

@@ -218,3 +218,24 @@ fn windows_name_rules_refuse_devices_streams_and_stripped_names() {
         }
     }
 }
+
+proptest::proptest! {
+    /// `path_order` is `Path`'s own order on the paths a walk builds: components drawn from
+    /// bytes that sort around the separator (`-`, `.`, `0`, `_`, `a`, non-ASCII), nested to any
+    /// depth, one often a prefix of the other.
+    #[test]
+    fn path_order_is_paths_own_order(
+        a in proptest::collection::vec("[-.0_a\u{e9}]{1,3}", 1..5),
+        b in proptest::collection::vec("[-.0_a\u{e9}]{1,3}", 1..5),
+        shared in 0usize..4,
+    ) {
+        let filter = |c: &String| c != "." && c != "..";
+        let a: Vec<String> = a.into_iter().filter(filter).collect();
+        let mut b: Vec<String> = b.into_iter().filter(filter).collect();
+        // Often the same leading components, so that the comparison reaches deep.
+        let n = shared.min(a.len()).min(b.len());
+        b.splice(0..n, a[..n].iter().cloned());
+        let (a, b) = (PathBuf::from(format!("/w/{}", a.join("/"))), PathBuf::from(format!("/w/{}", b.join("/"))));
+        proptest::prop_assert_eq!(path_order(&a, &b), a.cmp(&b), "{} vs {}", a.display(), b.display());
+    }
+}
