@@ -78,9 +78,10 @@ const PULL_ATTEMPTS = 4;
 
 /**
  * Pushes VS Code's diagnostics to tether: for every `file:` document in the workspace whose
- * diagnostics change, all of them (but the language client's own collection, tether's), without
- * a version (VS Code's API does not say which version a provider computed them for, see
- * `diagnosticsParams`); and every document's once each time the client (re)starts.
+ * diagnostics change, all of them (but the language client's own collection, tether's); and
+ * every document's once each time the client (re)starts. A document tsserver can be asked about
+ * (`pull`) goes stamped with the version it was asked at; any other without a version (VS Code's
+ * API does not say which version a provider computed them for, see `diagnosticsParams`).
  */
 export class DiagnosticsForwarder implements vscode.Disposable {
   private readonly subscriptions: { dispose(): void }[] = [];
@@ -113,32 +114,20 @@ export class DiagnosticsForwarder implements vscode.Disposable {
   }
 
   /**
-   * After tether changed a TypeScript or JavaScript document: asks tsserver, through VS Code's
+   * After tether changed a TypeScript or JavaScript document, and whenever VS Code's diagnostics
+   * of one change: asks tsserver, through VS Code's
    * TypeScript support (`typescript.tsserverRequest`, which sends tsserver the document's pending
    * changes before any request), for the document's diagnostics now, and sends them stamped with
    * the version they were asked at, whole (`complete`): tether then takes them for the change's
    * result at once, where VS Code's own report would come without a version, or not at all when
    * nothing changed. Only when every diagnostic VS Code shows for the document is TypeScript's:
    * another provider's (a linter's) cannot be asked, so such a document's report stays
-   * versionless.
+   * versionless. Resolves whether it sent a report.
    */
-  async pull(doc: vscode.TextDocument): Promise<void> {
+  async pull(doc: vscode.TextDocument): Promise<boolean> {
     const uri = doc.uri;
-    if (
-      !TYPESCRIPT_LANGUAGES.has(doc.languageId) ||
-      uri.scheme !== "file" ||
-      vscode.workspace.getWorkspaceFolder(uri) === undefined ||
-      !this.client.isRunning()
-    ) {
-      return;
-    }
-    const language = doc.languageId.startsWith("javascript") ? "javascript" : "typescript";
-    if (vscode.workspace.getConfiguration(language, uri).get<boolean>("validate.enable") === false) {
-      return;
-    }
-    const own = this.client.diagnostics?.get(uri) ?? [];
-    if (withoutOwn(vscode.languages.getDiagnostics(uri), own).some((d) => d.source !== "ts")) {
-      return;
+    if (!this.pullable(doc)) {
+      return false;
     }
     const version = doc.version;
     const ask = async (command: string): Promise<TsServerDiagnostic[] | undefined> => {
@@ -156,7 +145,7 @@ export class DiagnosticsForwarder implements vscode.Disposable {
       if (attempt > 0) {
         await new Promise((r) => setTimeout(r, 150));
         if (doc.version !== version || !this.client.isRunning()) {
-          return;
+          return false;
         }
       }
       try {
@@ -165,7 +154,7 @@ export class DiagnosticsForwarder implements vscode.Disposable {
         );
       } catch (e) {
         this.log.appendLine(`[tether] asking TypeScript for ${uri.fsPath}'s diagnostics: ${e instanceof Error ? e.message : String(e)}`);
-        return;
+        return false;
       }
       if (parts.every((p) => p !== undefined)) {
         break;
@@ -173,7 +162,7 @@ export class DiagnosticsForwarder implements vscode.Disposable {
     }
     if (parts.some((p) => p === undefined)) {
       this.log.appendLine(`[tether] TypeScript gave no diagnostics for ${uri.fsPath} after ${PULL_ATTEMPTS} tries`);
-      return;
+      return false;
     }
     const params: PublishDiagnosticsParams = {
       uri: this.client.code2ProtocolConverter.asUri(uri),
@@ -185,11 +174,58 @@ export class DiagnosticsForwarder implements vscode.Disposable {
     this.client.sendNotification(PUBLISH_DIAGNOSTICS, params).catch((e: unknown) => {
       this.log.appendLine(`[tether] sending diagnostics for ${params.uri}: ${e instanceof Error ? e.message : String(e)}`);
     });
+    return true;
   }
 
-  /** Sends one document's diagnostics, whole (none clears what was sent before). */
+  /**
+   * Whether tsserver can be asked for all of `doc`'s diagnostics: a TypeScript or JavaScript
+   * `file:` document of the workspace, validated, whose every diagnostic is TypeScript's (another
+   * provider's, a linter's, cannot be asked).
+   */
+  private pullable(doc: vscode.TextDocument): boolean {
+    const uri = doc.uri;
+    if (
+      !TYPESCRIPT_LANGUAGES.has(doc.languageId) ||
+      uri.scheme !== "file" ||
+      vscode.workspace.getWorkspaceFolder(uri) === undefined ||
+      !this.client.isRunning()
+    ) {
+      return false;
+    }
+    const language = doc.languageId.startsWith("javascript") ? "javascript" : "typescript";
+    if (vscode.workspace.getConfiguration(language, uri).get<boolean>("validate.enable") === false) {
+      return false;
+    }
+    const own = this.client.diagnostics?.get(uri) ?? [];
+    return !withoutOwn(vscode.languages.getDiagnostics(uri), own).some((d) => d.source !== "ts");
+  }
+
+  /**
+   * Sends one document's diagnostics, whole (none clears what was sent before). A document
+   * tsserver can be asked about is asked, and the answer sent stamped with its version: VS Code's
+   * own view of it mixes TypeScript's parts as they come (the syntax of the new text beside the
+   * semantics of the old, for a moment), and a report without a version sent then could stand
+   * for the text after a change made since. Any other is sent as VS Code shows it, without one.
+   */
   private send(uri: vscode.Uri): void {
     if (uri.scheme !== "file" || vscode.workspace.getWorkspaceFolder(uri) === undefined || !this.client.isRunning()) {
+      return;
+    }
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    if (doc !== undefined && this.pullable(doc)) {
+      void this.pull(doc).then((sent) => {
+        if (!sent) {
+          this.sendAsShown(uri);
+        }
+      });
+      return;
+    }
+    this.sendAsShown(uri);
+  }
+
+  /** Sends one document's diagnostics as VS Code shows them, without a version. */
+  private sendAsShown(uri: vscode.Uri): void {
+    if (!this.client.isRunning()) {
       return;
     }
     const own = this.client.diagnostics?.get(uri) ?? [];

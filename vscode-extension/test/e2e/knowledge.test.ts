@@ -208,6 +208,29 @@ describe("the editor's knowledge for the assistant", () => {
     );
   });
 
+  it("edits a turn apart each answer with what they introduced or resolved, whatever VS Code reported between them", async () => {
+    // Between an assistant's edits, VS Code's own TypeScript reports come in parts (the syntax of
+    // the new text beside the semantics of the old, for a moment). None of those may stand for the
+    // text the next edit starts from: each edit's answer names its own problem exactly.
+    // The pauses step across the time VS Code's reports take to come, so that some edits land
+    // while one is still arriving in parts.
+    for (let i = 0; i < 12; i++) {
+      await new Promise((r) => setTimeout(r, 150 + 30 * i));
+      const introducing = i % 2 === 0;
+      const [from, to] = introducing ? ["message: string", "message: number"] : ["message: number", "message: string"];
+      const r = await callTool("edit_file", { path: "ts/main.ts", old_string: from, new_string: to });
+      assert.equal(r.isError, false, text(r));
+      const [change] = afterChange(r);
+      assert.ok(change, JSON.stringify(r.content));
+      assert.equal(change.status, "settled", `edit ${i}: ${JSON.stringify(change)}`);
+      assert.deepEqual(
+        [change.introduced?.map((p) => p.code), change.resolved?.map((p) => p.code)],
+        introducing ? [["2322"], []] : [[], ["2322"]],
+        `edit ${i}: ${JSON.stringify(change)}`,
+      );
+    }
+  });
+
   it("definition, references, symbols and hover are TypeScript's answers", async () => {
     const definition = json(await callTool("definition", { path: "ts/main.ts", line: 3, symbol: "greet" })) as { locations: Place[] };
     assert.deepEqual(
