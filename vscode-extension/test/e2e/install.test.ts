@@ -90,11 +90,18 @@ describe("downloading tether, and servers the extension cannot speak to", () => 
   /** The URLs the release server was asked for. */
   const asked: string[] = [];
 
-  /** Waits for the restart a settings change causes, to a binary of the given source. */
+  /**
+   * Waits for the restart a settings change causes, to the binary under test: of the given
+   * source, and not one of the fakes (also named by the setting, in `tmp`).
+   */
   const backToNormal = async (old: unknown): Promise<void> => {
     await waitFor(
       "a restart with the binary under test",
-      () => api.server.state === "running" && api.server.binary?.source === expectedSource && api.server.languageClient !== old,
+      () =>
+        api.server.state === "running" &&
+        api.server.binary?.source === expectedSource &&
+        !api.server.binary.path.startsWith(tmp) &&
+        api.server.languageClient !== old,
       60_000,
     );
   };
