@@ -212,15 +212,16 @@ export class DiagnosticsForwarder implements vscode.Disposable {
       return;
     }
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-    if (doc !== undefined && this.pullable(doc)) {
-      void this.pull(doc).then((sent) => {
-        if (!sent) {
-          this.sendAsShown(uri);
-        }
-      });
+    if (doc === undefined) {
+      this.sendAsShown(uri);
       return;
     }
-    this.sendAsShown(uri);
+    // `pull` sends nothing for a document it cannot ask about, or when asking failed.
+    void this.pull(doc).then((sent) => {
+      if (!sent) {
+        this.sendAsShown(uri);
+      }
+    });
   }
 
   /** Sends one document's diagnostics as VS Code shows them, without a version. */

@@ -253,7 +253,7 @@ mod tests {
     }
 
     /// Non-ASCII names live in a URI's path, which IDNA never touches: they round-trip with the
-    /// ASCII-only host back end (`idna_adapter` 1.0, Cargo.lock), in an editor's percent-encoded
+    /// ASCII-only host back end (`idna_adapter` 1.0, pinned in Cargo.toml), in an editor's percent-encoded
     /// spelling and in a raw one. Only a host name outside ASCII is refused, as unparseable.
     #[test]
     fn non_ascii_paths_round_trip_and_only_non_ascii_hosts_are_refused() {
