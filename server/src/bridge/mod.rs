@@ -113,7 +113,7 @@ fn status_json(dir: &Path, found: &discovery::Scan, ide_status: &IdeStatus) -> S
         .map(|i| {
             let ide: serde_json::Map<String, serde_json::Value> =
                 ide_status(i.pid, &i.roots).into_iter().map(|(key, _, v)| (key.to_owned(), v)).collect();
-            json!({"pid": i.pid, "roots": i.roots, "socket": i.socket, "socket_exists": i.socket.exists(),
+            json!({"pid": i.pid, "roots": i.roots, "socket": i.socket, "socket_exists": crate::sys::endpoint_exists(&i.socket),
                    "profile": i.profile, "version": i.version, "started": i.started, "ide": ide})
         })
         .collect();
@@ -179,14 +179,14 @@ mod tests {
             live: vec![Instance {
                 pid: 42,
                 roots: vec!["/w/app".into()],
-                socket: dir.join("42.sock"),
+                socket: "/nonexistent/run/tether/42.sock".into(),
                 profile: "standard".into(),
                 token: "secret".into(),
                 version: "1.2.3".into(),
                 started: 7,
             }],
             ignored: vec![discovery::Ignored {
-                file: dir.join("9.json"),
+                file: "/nonexistent/run/tether/9.json".into(),
                 why: discovery::Skipped::Dead { removed: true },
             }],
         };

@@ -338,10 +338,13 @@ pub fn canonicalize(p: &Path) -> io::Result<PathBuf> {
 }
 
 /// Whether the named pipe `path` (`\\.\pipe\NAME`) exists: looked up in the pipe namespace's
-/// listing, since opening it would take the server's waiting instance.
+/// listing, since opening it would take the server's waiting instance. A path outside that
+/// namespace is no endpoint.
 pub fn endpoint_exists(path: &Path) -> bool {
-    let Some(name) = path.file_name() else { return false };
-    match fs::read_dir(r"\\.\pipe\") {
+    const PIPES: &str = r"\\.\pipe\";
+    let in_pipes = |p: &&str| p.get(..PIPES.len()).is_some_and(|s| s.eq_ignore_ascii_case(PIPES));
+    let Some(name) = path.to_str().filter(in_pipes).map(|p| &p[PIPES.len()..]) else { return false };
+    match fs::read_dir(PIPES) {
         Ok(entries) => entries.flatten().any(|e| e.file_name().eq_ignore_ascii_case(name)),
         // A listing Windows refuses says nothing either way: the discovery file stands.
         Err(_) => true,

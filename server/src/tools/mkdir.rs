@@ -38,6 +38,18 @@ pub fn mkdir(ctx: &Context<'_>, args: MkdirArgs) -> Result<Output> {
         }
         Ok(_) => Err(Error::new(ErrorKind::NotADirectory, format!("{path}: exists and is a file, not a directory"))
             .with_path(path.given())),
+        // Unix says "not a directory" for a path below a file; Windows says "not found", so the
+        // nearest existing parent is looked at, for one answer everywhere.
+        Err(e)
+            if e.kind() == ErrorKind::NotFound
+                && path.real().ancestors().skip(1).find_map(|p| p.metadata().ok()).is_some_and(|m| !m.is_dir()) =>
+        {
+            Err(Error::new(
+                ErrorKind::NotADirectory,
+                format!("{path}: a parent of this path is a file, not a directory"),
+            )
+            .with_path(path.given()))
+        }
         Err(e) if e.kind() == ErrorKind::NotFound => {
             let summary = format!("created directory {path}");
             Ok(Output::Change { plan: EditPlan::one(FileOp::Mkdir { path }), summary })
@@ -79,6 +91,7 @@ mod tests {
         let table = [
             (json!({"path": "file"}), ErrorKind::NotADirectory),
             (json!({"path": "file/below"}), ErrorKind::NotADirectory),
+            (json!({"path": "file/below/deeper"}), ErrorKind::NotADirectory),
             (json!({"path": "../x"}), ErrorKind::PathEscape),
             (json!({"path": 3}), ErrorKind::InvalidInput),
             (json!({}), ErrorKind::InvalidInput),
