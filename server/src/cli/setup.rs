@@ -519,7 +519,13 @@ mod tests {
             hooks(&file, &Hooks::of(Assistant::ClaudeCode), "/opt/my tools/tether", false).expect("moved").what,
             Outcome::Updated
         );
-        assert_eq!(read()["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "'/opt/my tools/tether' hook claude-code");
+        // Quoted for the shell the hook runs in: POSIX sh's single quotes, or cmd.exe's double quotes.
+        let quoted = if cfg!(windows) {
+            r#""/opt/my tools/tether" hook claude-code"#
+        } else {
+            "'/opt/my tools/tether' hook claude-code"
+        };
+        assert_eq!(read()["hooks"]["PostToolUse"][0]["hooks"][0]["command"], quoted);
         assert_eq!(
             hooks(&file, &Hooks::of(Assistant::ClaudeCode), "tether", true).expect("remove").what,
             Outcome::Removed

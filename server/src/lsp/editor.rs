@@ -366,15 +366,20 @@ impl Editor for LspEditor {
 mod tests {
     use super::*;
 
+    /// A folder's URI as editors write it on this platform (VS Code's spelling on Windows).
+    const W: &str = if cfg!(windows) { "file:///c%3A/w" } else { "file:///w" };
+
     #[test]
     fn reads_every_location_shape() {
-        let loc = json!({"uri": "file:///w/a.ts", "range": {"start": {"line": 1, "character": 2}, "end": {"line": 1, "character": 5}}});
-        let link = json!({"targetUri": "file:///w/b.ts",
+        let loc = json!({"uri": format!("{W}/a.ts"), "range": {"start": {"line": 1, "character": 2}, "end": {"line": 1, "character": 5}}});
+        let link = json!({"targetUri": format!("{W}/b.ts"),
             "targetRange": {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}},
             "targetSelectionRange": {"start": {"line": 3, "character": 4}, "end": {"line": 3, "character": 7}}});
         let got = spots(json!([loc.clone(), link])).expect("spots");
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].span.start, crate::text::Position::new(1, 2));
+        let a = if cfg!(windows) { r"c:\w\a.ts" } else { "/w/a.ts" };
+        assert_eq!(got[0].path, std::path::Path::new(a));
         assert_eq!(got[1].span.start, crate::text::Position::new(3, 4), "a link is its selection range");
         assert_eq!(spots(loc).expect("one").len(), 1);
         assert!(spots(Value::Null).expect("null").is_empty());
@@ -396,13 +401,12 @@ mod tests {
 
     #[test]
     fn reads_renames_and_refuses_file_operations() {
-        let edit = json!({"documentChanges": [{"textDocument": {"uri": "file:///w/a.ts", "version": 3},
+        let edit = json!({"documentChanges": [{"textDocument": {"uri": format!("{W}/a.ts"), "version": 3},
             "edits": [{"range": {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 7}}, "newText": "bar"}]}]});
         let files = edits(edit).expect("edits").expect("some");
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].edits[0].1, "bar");
-        let op =
-            json!({"documentChanges": [{"kind": "rename", "oldUri": "file:///w/a.ts", "newUri": "file:///w/b.ts"}]});
+        let op = json!({"documentChanges": [{"kind": "rename", "oldUri": format!("{W}/a.ts"), "newUri": format!("{W}/b.ts")}]});
         assert_eq!(edits(op).expect_err("refused").kind(), ErrorKind::Unsupported);
         assert_eq!(edits(Value::Null).expect("null"), None);
     }

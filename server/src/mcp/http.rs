@@ -604,9 +604,10 @@ mod tests {
     async fn a_batch_is_answered_without_a_request_the_client_cancels() {
         let (guard, _dir) = guard();
         let session = start_session(&guard, "2025-03-26").await;
+        let slow = if cfg!(windows) { "ping -n 30 127.0.0.1 > nul" } else { "sleep 30" };
         let batch = json!([
             {"jsonrpc": "2.0", "id": 1, "method": "ping"},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "run", "arguments": {"command": "sleep 30"}}},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "run", "arguments": {"command": slow}}},
         ]);
         let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}});
         let (batch, cancel) = (batch.to_string(), cancel.to_string());

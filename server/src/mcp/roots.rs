@@ -84,6 +84,7 @@ fn percent_decode(s: &str) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn decodes_file_uris() {
         let table = [
@@ -94,6 +95,28 @@ mod tests {
             ("https://example.com/x", None),
             ("file:///bad%2", None),
             ("file:///nul%00", None),
+        ];
+        for (uri, want) in table {
+            assert_eq!(file_uri_to_path(uri), want.map(PathBuf::from), "{uri}");
+        }
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn decodes_file_uris() {
+        let table = [
+            ("file:///C:/Users/u/project", Some(r"C:\Users\u\project")),
+            ("file:///c%3A/Users/u/a%20b", Some(r"c:\Users\u\a b")),
+            ("file://localhost/D:/caf%C3%A9", Some("D:\\caf\u{e9}")),
+            ("file:///C:", Some(r"C:\")),
+            ("file:///C:/", Some(r"C:\")),
+            ("file:///home/u/project", None),
+            ("file:///C:x", None),
+            ("file:///C:/caf%FF", None),
+            ("file://host/share", None),
+            ("https://example.com/x", None),
+            ("file:///C:/bad%2", None),
+            ("file:///C:/nul%00", None),
         ];
         for (uri, want) in table {
             assert_eq!(file_uri_to_path(uri), want.map(PathBuf::from), "{uri}");

@@ -59,7 +59,8 @@ fn tree(dir: &Path) -> BTreeMap<String, String> {
             if p.is_dir() {
                 walk(root, &p, out);
             } else {
-                let rel = p.strip_prefix(root).expect("inside").to_string_lossy().into_owned();
+                // Spelled with `/` on every platform, as the tables here write paths.
+                let rel = p.strip_prefix(root).expect("inside").to_string_lossy().replace('\\', "/");
                 out.insert(rel, String::from_utf8_lossy(&fs::read(&p).expect("read")).into_owned());
             }
         }
@@ -395,6 +396,10 @@ fn certain_slips_in_paths_and_sections_apply_and_are_named() {
         ),
     ];
     for (slip, text, said, (file, want)) in table {
+        // On a disk that ignores case (Windows), another case names the file itself: no slip.
+        if cfg!(windows) && slip.contains("case") {
+            continue;
+        }
         let f = fixture(FILES);
         let summary = patch(&f, text).unwrap_or_else(|e| panic!("{slip}: {e:?}"));
         assert!(summary.contains(said), "{slip}: {summary}");
@@ -421,6 +426,9 @@ fn certain_slips_in_paths_and_sections_apply_and_are_named() {
         ),
     ];
     for (twin, text, refused) in twins {
+        if cfg!(windows) && twin.contains("case") {
+            continue; // x.txt and X.txt cannot both exist on a disk that ignores case
+        }
         let f = fixture(&format!("{FILES}//- x.txt\nx\n//- X.txt\nx\n"));
         let before = tree(f.dir.path());
         let (_, message) = patch(&f, text).expect_err(twin);
@@ -455,6 +463,9 @@ mod path_property {
             prefix in prop_oneof![Just(""), Just("a/"), Just("b/")],
         ) {
             let real = format!("{}{ext}", parts.join("/"));
+            // On a disk that ignores case (Windows), another case is the file itself: only the
+            // prefixes are slips there.
+            let flips = if cfg!(windows) { vec![false; flips.len()] } else { flips };
             let cased: String =
                 real.chars().zip(flips.iter().cycle()).map(|(c, f)| if *f { c.to_ascii_uppercase() } else { c }).collect();
             let given = format!("{prefix}{cased}");

@@ -159,7 +159,7 @@ mod tests {
             .build()
             .filter_map(Result::ok)
             .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-            .map(|e| ws.relative(e.path()))
+            .map(|e| ws.relative(e.path()).replace('\\', "/"))
             .collect();
         out.sort();
         out

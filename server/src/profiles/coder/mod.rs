@@ -540,7 +540,10 @@ bee
     #[test]
     fn bash_budget_spills_the_rest() {
         let f = fixture("");
-        let r = call(&f, "bash", json!({"command": "head -c 200000 /dev/zero | tr '\\0' a"}));
+        // 200,000 bytes of output: 2,000 lines of 98 letters and CRLF from cmd.exe.
+        let lines = format!("for /L %i in (1,1,2000) do @echo {}", "a".repeat(98));
+        let command = if cfg!(windows) { lines.as_str() } else { "head -c 200000 /dev/zero | tr '\\0' a" };
+        let r = call(&f, "bash", json!({"command": command}));
         assert!(!r.is_error, "{}", r.text);
         let v: Value = serde_json::from_str(&r.text).expect("json");
         let spill = v["stdout_spill"].as_str().expect("spilled");
