@@ -80,6 +80,35 @@ async def test_a_read_only_file_is_edited_and_stays_read_only(tree):
         os.chmod(target, stat.S_IREAD | stat.S_IWRITE)
 
 
+@pytest.mark.parametrize("own", ["D:P(A;;FA;;;SY)(A;;FA;;;{me})(A;;0x1200a9;;;BU)", "D:(A;;0x1200a9;;;BU)"],
+                         ids=["protected", "entries-of-its-own"])
+async def test_a_files_own_dacl_is_kept_across_an_edit(tree, tmp_path, own):
+    """As on Linux, where a rewritten file keeps its mode: a DACL set on the file itself, one that
+    takes nothing from the folder or one with entries of its own besides the folder's, is what
+    the file has after tether replaced it with a new one."""
+    root = tree / "root"
+    target = root / "crlf.txt"
+    acl = helper("acl", tmp_path)
+
+    def run(*args: str) -> str:
+        done = subprocess.run(host_argv(acl, *args), env=wine_env(), capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    me = run("sid")
+    before = run("get", win(target))
+    run("set", win(target), own.format(me=me))
+    given = run("get", win(target))
+    if given == before:
+        pytest.skip(f"Wine keeps no DACL as set (its file security is a projection of Unix modes: {given}); "
+                    "the release workflow's Windows jobs run this")
+    async with session(root) as s:
+        edited = await s.call_tool("edit_file", {"path": "crlf.txt", "old_string": "two", "new_string": "TWO"})
+        assert not edited.is_error, text_of(edited)
+    assert target.read_bytes() == b"one\r\nTWO\r\nthree\r\n"
+    assert run("get", win(target)) == given
+
+
 async def test_a_file_another_program_holds_is_a_conflict_and_nothing_changes(tree, tmp_path):
     """A program holding a file open without FILE_SHARE_DELETE (an indexer, a scanner, an editor)
     blocks its replace: the sink waits a moment, then answers `conflict`, and a patch over it and

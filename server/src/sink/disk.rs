@@ -65,7 +65,10 @@ pub use self::held::{hold, hold_all, hold_more, keep_on_stale, take_kept, Held, 
 /// permission bits: for a file tether writes outside any plan (an assistant's settings, by
 /// `tether setup`).
 pub fn replace_file(target: &Path, bytes: &[u8]) -> io::Result<()> {
-    let owner = fs::metadata(target).ok().map(|m| Owner::of(&m));
+    let owner = match fs::metadata(target) {
+        Ok(m) => Some(Owner::of(&m, target)?),
+        Err(_) => None,
+    };
     files::write_atomic(target, &[bytes], owner, true)
 }
 
@@ -275,7 +278,7 @@ impl Undo {
         match self {
             Undo::Restore { path, bytes, in_place: true, .. } => files::write_in_place(path, &bytes.segments()),
             Undo::Restore { path, bytes, owner, in_place: false } => {
-                files::write_atomic(path, &bytes.segments(), Some(*owner), true)
+                files::write_atomic(path, &bytes.segments(), Some(owner.clone()), true)
             }
             Undo::RemoveFile(p) => fs::remove_file(p).and_then(|()| files::sync_dir(parent(p))),
             Undo::RemoveDir(p) => fs::remove_dir(p).and_then(|()| files::sync_dir(parent(p))),
@@ -383,16 +386,16 @@ impl Transaction {
         if !meta.is_file() {
             return Err(not_a_file(given, &meta));
         }
-        let owner = Owner::of(&meta);
+        let owner = Owner::of(&meta, target).map_err(|e| Error::io(&e, given))?;
         if sys::links(&meta, target).map_err(|e| Error::io(&e, given))? > 1 {
-            let backup = files::write_backup(target, &old.segments(), owner).map_err(|e| Error::io(&e, given))?;
+            let backup = files::write_backup(target, &old.segments(), &owner).map_err(|e| Error::io(&e, given))?;
             self.cleanup.push(backup);
             // Recorded before writing: a write that fails half-way must be undone too.
             self.undo
                 .push((given.to_owned(), Undo::Restore { path: target.into(), bytes: old, owner, in_place: true }));
             files::write_in_place(target, new).map_err(|e| Error::io(&e, given))
         } else {
-            files::write_atomic(target, new, Some(owner), true).map_err(|e| Error::io(&e, given))?;
+            files::write_atomic(target, new, Some(owner.clone()), true).map_err(|e| Error::io(&e, given))?;
             self.undo
                 .push((given.to_owned(), Undo::Restore { path: target.into(), bytes: old, owner, in_place: false }));
             Ok(())

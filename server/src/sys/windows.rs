@@ -2,7 +2,7 @@
 //! alone, file identities and `LockFileEx`, through windows-sys.
 //!
 //! Every function here is a thin wrapper over one or two system calls, so the unsafe code of the
-//! Windows build lives in this file alone; each `unsafe` block relies only on the pointers it
+//! Windows build lives in this file and its `dacl` part alone; each `unsafe` block relies only on the pointers it
 //! passes being valid for the call (buffers sized as the API asked, handles owned here).
 #![allow(unsafe_code)]
 
@@ -39,6 +39,10 @@ use windows_sys::Win32::System::Pipes::{GetNamedPipeClientProcessId, GetNamedPip
 use windows_sys::Win32::System::Threading::{
     GetCurrentProcess, GetExitCodeProcess, OpenProcess, OpenProcessToken, PROCESS_QUERY_LIMITED_INFORMATION,
 };
+
+#[path = "windows_dacl.rs"]
+mod dacl;
+pub use dacl::{own_dacl, set_own_dacl, OwnDacl};
 
 /// The well-known SID of the local system account, which every private object also grants.
 const SYSTEM_SID: &str = "S-1-5-18";
@@ -500,9 +504,8 @@ pub fn sync_dir(_dir: &Path) -> io::Result<()> {
 
 /// Puts the finished temp file `tmp` at `target` with one rename, which replaces an existing file
 /// only when `clobber` (else a write-through `MoveFileExW` that fails when the name is taken) and
-/// is atomic for the name. The temp file was made in the target's folder, so it carries the DACL
-/// the folder gives its files; a DACL set on the target by hand and alternate streams are not
-/// carried over.
+/// is atomic for the name. The caller gave the temp file the target's own DACL (`own_dacl`), and
+/// the folder gave it the rest; alternate streams are not carried over.
 ///
 /// A read-only target is replaced as on Unix, where the directory's permission is what counts:
 /// its attribute is lifted for the replace and the result is read-only again. Another program

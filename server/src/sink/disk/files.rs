@@ -18,7 +18,7 @@ pub const BACKUP_SUFFIX: &str = ".bak";
 
 /// The permission bits and owner of a file, carried over when it is rewritten.
 #[cfg(unix)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner {
     mode: u32,
     uid: u32,
@@ -27,10 +27,10 @@ pub struct Owner {
 
 #[cfg(unix)]
 impl Owner {
-    /// The permission bits and owner of `m`.
-    pub fn of(m: &fs::Metadata) -> Owner {
+    /// The permission bits and owner of the file `m` is the metadata of.
+    pub fn of(m: &fs::Metadata, _path: &Path) -> io::Result<Owner> {
         use std::os::unix::fs::MetadataExt as _;
-        Owner { mode: m.mode() & 0o7777, uid: m.uid(), gid: m.gid() }
+        Ok(Owner { mode: m.mode() & 0o7777, uid: m.uid(), gid: m.gid() })
     }
 
     /// The current user, with the permission bits `mode`.
@@ -43,8 +43,8 @@ impl Owner {
         self.mode & 0o6000 != 0
     }
 
-    /// Gives `file` this owner (where permitted) and these permission bits.
-    fn apply(&self, file: &File) -> io::Result<()> {
+    /// Gives `file` (named `_path`) this owner (where permitted) and these permission bits.
+    fn apply(&self, file: &File, _path: &Path) -> io::Result<()> {
         use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
         let m = file.metadata()?;
         // Only root may give a file to another user, and only a member may give it to a group;
@@ -61,31 +61,36 @@ impl Owner {
     }
 }
 
-/// What Windows keeps of a file's permissions across a rewrite: the read-only attribute. The
-/// rewritten file takes the DACL its folder gives new files (docs/windows.md).
+/// What Windows keeps of a file's permissions across a rewrite: the read-only attribute and the
+/// file's own DACL (the entries set on it rather than given by its folder, or all of them when
+/// it takes nothing from the folder). The owner is whoever rewrites it, as on Unix without root.
 #[cfg(windows)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner {
     read_only: bool,
+    dacl: Option<std::sync::Arc<sys::OwnDacl>>,
 }
 
 #[cfg(windows)]
 impl Owner {
-    /// The read-only attribute of `m`.
-    pub fn of(m: &fs::Metadata) -> Owner {
-        Owner { read_only: m.permissions().readonly() }
+    /// The read-only attribute of `m` and the own DACL of the file `path`.
+    pub fn of(m: &fs::Metadata, path: &Path) -> io::Result<Owner> {
+        Ok(Owner { read_only: m.permissions().readonly(), dacl: sys::own_dacl(path)?.map(std::sync::Arc::new) })
     }
 
     fn mine(mode: u32) -> Owner {
-        Owner { read_only: sys::is_read_only(mode) }
+        Owner { read_only: sys::is_read_only(mode), dacl: None }
     }
 
     fn after_write(&self) -> bool {
         false
     }
 
-    /// Gives `file` this read-only attribute.
-    fn apply(&self, file: &File) -> io::Result<()> {
+    /// Gives `file` (named `path`) this DACL and read-only attribute.
+    fn apply(&self, file: &File, path: &Path) -> io::Result<()> {
+        if let Some(dacl) = &self.dacl {
+            sys::set_own_dacl(path, dacl)?;
+        }
         let mut p = file.metadata()?.permissions();
         if p.readonly() != self.read_only {
             #[allow(clippy::permissions_set_readonly_false)]
@@ -119,13 +124,13 @@ pub fn write_atomic(target: &Path, bytes: &[&[u8]], owner: Option<Owner>, clobbe
     let mut tmp = builder.tempfile_in(dir)?;
     // The owner and mode go on before the contents, so that a private file's new text is never
     // readable by others, not even for a moment.
-    if let Some(o) = owner {
-        o.apply(tmp.as_file())?;
+    if let Some(o) = &owner {
+        o.apply(tmp.as_file(), tmp.path())?;
     }
     write_segments(tmp.as_file_mut(), bytes)?;
     if let Some(o) = owner.filter(Owner::after_write) {
         // A write by a process without CAP_FSETID clears the set-id bits; put them back.
-        o.apply(tmp.as_file())?;
+        o.apply(tmp.as_file(), tmp.path())?;
     }
     tmp.as_file().sync_all()?;
     sys::persist(tmp, target, clobber)?;
@@ -150,10 +155,10 @@ pub fn write_in_place(target: &Path, bytes: &[&[u8]]) -> io::Result<()> {
 }
 
 /// Writes `bytes` with `owner` to a new backup file beside `target` and returns its path.
-pub fn write_backup(target: &Path, bytes: &[&[u8]], owner: Owner) -> io::Result<PathBuf> {
+pub fn write_backup(target: &Path, bytes: &[&[u8]], owner: &Owner) -> io::Result<PathBuf> {
     let dir = parent(target);
     let mut tmp = tempfile::Builder::new().prefix(TEMP_PREFIX).suffix(BACKUP_SUFFIX).tempfile_in(dir)?;
-    owner.apply(tmp.as_file())?;
+    owner.apply(tmp.as_file(), tmp.path())?;
     write_segments(tmp.as_file_mut(), bytes)?;
     tmp.as_file().sync_all()?;
     let (_, path) = tmp.keep().map_err(|e| e.error)?;
