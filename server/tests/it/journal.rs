@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -49,7 +48,7 @@ fn snapshot(root: &Path) -> BTreeMap<String, (bool, Vec<u8>, u32)> {
             let e = e.expect("entry");
             let meta = fs::symlink_metadata(e.path()).expect("meta");
             let rel = e.path().strip_prefix(root).expect("inside").to_string_lossy().into_owned();
-            let mode = meta.permissions().mode() & 0o7777;
+            let mode = mode_of(&meta);
             if meta.is_dir() {
                 out.insert(rel, (true, Vec::new(), mode));
                 stack.push(e.path());
@@ -59,6 +58,14 @@ fn snapshot(root: &Path) -> BTreeMap<String, (bool, Vec<u8>, u32)> {
         }
     }
     out
+}
+
+/// The permission bits of `meta` (on Windows, the read-only attribute).
+fn mode_of(meta: &fs::Metadata) -> u32 {
+    #[cfg(unix)]
+    return std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777;
+    #[cfg(windows)]
+    return u32::from(meta.permissions().readonly());
 }
 
 /// A workspace of `n` files in several shapes, and a patch that changes all of them: CRLF and
@@ -77,7 +84,9 @@ pub fn fifty_file_patch(root: &Path, n: usize) -> String {
         });
         let bytes = if i % 7 == 0 { format!("\u{feff}{body}\n") } else { format!("{body}\n") };
         fs::write(&path, bytes).expect("write");
+        #[cfg(unix)]
         if i % 4 == 0 {
+            use std::os::unix::fs::PermissionsExt as _;
             fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("chmod");
         }
         match i {

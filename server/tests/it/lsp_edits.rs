@@ -409,7 +409,14 @@ async fn mixed_plans_are_all_or_nothing() {
     let e = start(neovim_capabilities(), typing_then_refusing()).await;
     let s = &e.s;
     s.open_from_disk("a.txt");
-    let inode = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(s.path("closed.txt")).expect("meta"));
+    let inode = || {
+        let meta = std::fs::metadata(s.path("closed.txt")).expect("meta");
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(windows)]
+        let ino = 0; // std has no stable file index on Windows: the modification time stands in
+        (ino, meta.modified().expect("mtime"))
+    };
     let before = inode();
     let r = plan(s, ops.clone()).await;
     assert_eq!(error_kind(&r).as_deref(), Some("conflict"), "{r}");

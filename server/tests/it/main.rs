@@ -4,10 +4,15 @@
 
 mod lsp_support;
 
+// Unix-only areas: the bridge over a Unix socket (the named pipe's is tests/windows'), kills by
+// signal, and the command runner's process groups and `/bin/sh`.
+
+#[cfg(unix)]
 mod bridge;
 mod bridge_inprocess;
 mod cli_call;
 mod contention;
+#[cfg(unix)]
 mod crash_safety;
 mod edit_fidelity;
 mod journal;
@@ -26,6 +31,8 @@ mod mcp_stdio;
 mod overlap;
 mod patch_fidelity;
 mod read_only;
+#[cfg(unix)]
 mod run_exec;
 mod run_profile;
+#[cfg(unix)]
 mod run_tool;

@@ -2,6 +2,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
