@@ -34,6 +34,7 @@ use crate::error::{Error, ErrorKind, Result};
 
 pub use overlap::{who_changed, Rerun};
 pub use record::Recording;
+pub use store::{sync_pending, Durable};
 pub use undo::plan_undo;
 
 use self::store::RootStore;
@@ -411,13 +412,14 @@ impl Journal {
         Ok((root, n))
     }
 
-    /// Records `changeset` in the journal of the root holding its first file, and returns its id.
-    pub fn record(&self, mut changeset: Changeset) -> Result<String> {
+    /// Records `changeset` in the journal of the root holding its first file, synced as
+    /// `durable` says, and returns its id.
+    pub fn record(&self, mut changeset: Changeset, durable: Durable) -> Result<String> {
         let first = changeset.files.first().map(|f| f.path.clone()).unwrap_or_default();
         let root = self.root_of(&first).unwrap_or(0);
         let store = self.roots.get(root).ok_or_else(|| Error::invalid("the workspace has no roots"))?;
         changeset.root = root;
-        let n = store.publish(&changeset)?;
+        let n = store.publish(&changeset, durable)?;
         // Measuring the journal lists every file in it: done on every 16th changeset, and on
         // one that kept much (by the size of the texts it kept, whole or as deltas).
         let kept: u64 = changeset
@@ -436,10 +438,10 @@ impl Journal {
 
     /// Keeps `bytes` in the blob store of the root holding `real` (the bytes of a file before or
     /// after a change), so an undo can rebuild them.
-    fn keep_blob(&self, real: &Path, bytes: &[u8]) -> Result<String> {
+    fn keep_blob(&self, real: &Path, bytes: &[u8], durable: Durable) -> Result<String> {
         let root = self.root_of(real).unwrap_or(0);
         let store = self.roots.get(root).ok_or_else(|| Error::invalid("the workspace has no roots"))?;
-        store.put_blob(bytes)
+        store.put_blob(bytes, durable)
     }
 
     /// Whether the blob store of the root holding `real` keeps blob `hash`, and how many deltas
@@ -449,10 +451,10 @@ impl Journal {
     }
 
     /// Keeps blob `hash` as `delta` in the blob store of the root holding `real`.
-    fn keep_delta(&self, real: &Path, hash: &str, delta: &store::Delta) -> Result<()> {
+    fn keep_delta(&self, real: &Path, hash: &str, delta: &store::Delta, durable: Durable) -> Result<()> {
         let root = self.root_of(real).unwrap_or(0);
         let store = self.roots.get(root).ok_or_else(|| Error::invalid("the workspace has no roots"))?;
-        store.put_delta(hash, delta)
+        store.put_delta(hash, delta, durable)
     }
 
     /// The bytes of blob `hash`, kept by the journal of `root`.

@@ -17,7 +17,10 @@
 //! bytes). A delta names its base blob and how many deltas deep it is, at most
 //! [`DELTA_DEPTH_MAX`]: an edit of a file the journal already holds costs a record of what it
 //! changed, not another copy of the file. Both are fsynced, with their directory, before the call that made the change answers,
-//! so a change answered as applied is in history and can be undone after a crash. Pruning drops the oldest changesets and then blobs no changeset names, sparing blobs
+//! so a change answered as applied is in history and can be undone after a crash. The one
+//! exception is a change that lives in editor buffers only ([`Durable::Soon`]): its changeset and
+//! blobs are written before the answer and synced just after it, since a crash of the machine
+//! loses the change itself. Pruning drops the oldest changesets and then blobs no changeset names, sparing blobs
 //! younger than a minute, which a writer may be about to name.
 
 use std::collections::{HashMap, HashSet};
@@ -31,6 +34,108 @@ use serde::{Deserialize, Serialize};
 use super::{apply_hunks, hash_of, Changeset, FileRecord, Hunk};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sys;
+
+/// When a changeset must be on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durable {
+    /// Before the call that made the change answers: the change is on disk.
+    Now,
+    /// Just after the answer, on the journal's syncing thread ([`sync_pending`] waits for it):
+    /// the change lives in editor buffers only, which a crash of the machine loses whatever the
+    /// journal holds. A crash of tether alone loses nothing: the record is written. (A blob is
+    /// written `Soon` while an editor applies a change to a buffer; should the change reach
+    /// the disk after all, the record waits for `sync_pending` and is published `Now`.)
+    Soon,
+}
+
+/// Renames the written blob `tmp` to `path`, synced as `durable` says: its bytes before the
+/// rename, its directory after (durable before the changeset naming it is published), or both
+/// on the syncing thread.
+fn put(tmp: tempfile::NamedTempFile, path: &Path, durable: Durable) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
+    match durable {
+        Durable::Now => {
+            tmp.as_file().sync_data()?;
+            tmp.persist(path).map_err(|e| e.error)?;
+            sync_dir(&dir)
+        }
+        Durable::Soon => {
+            let file = tmp.persist(path).map_err(|e| e.error)?;
+            later::sync(file, dir);
+            Ok(())
+        }
+    }
+}
+
+/// Waits until every record and blob written [`Durable::Soon`] so far is synced.
+pub fn sync_pending() {
+    later::wait();
+}
+
+/// The journal's syncing thread: it syncs, in order, the changesets published [`Durable::Soon`].
+mod later {
+    use std::fs::File;
+    use std::path::PathBuf;
+    use std::sync::mpsc;
+    use std::sync::OnceLock;
+
+    enum Job {
+        /// Sync this record's bytes, then its directory.
+        Sync(File, PathBuf),
+        /// Say when every job before this one is done.
+        Barrier(mpsc::SyncSender<()>),
+    }
+
+    fn queue() -> Option<&'static mpsc::Sender<Job>> {
+        static QUEUE: OnceLock<Option<mpsc::Sender<Job>>> = OnceLock::new();
+        QUEUE
+            .get_or_init(|| {
+                let (tx, rx) = mpsc::channel::<Job>();
+                let spawned = std::thread::Builder::new().name("tether-journal-sync".into()).spawn(move || {
+                    for job in rx {
+                        match job {
+                            Job::Sync(file, dir) => {
+                                if let Err(e) = file.sync_data().and_then(|()| super::sync_dir(&dir)) {
+                                    tracing::warn!("journal: syncing a record in {}: {e}", dir.display());
+                                }
+                            }
+                            Job::Barrier(done) => {
+                                let _ = done.send(());
+                            }
+                        }
+                    }
+                });
+                spawned.ok().map(|_| tx)
+            })
+            .as_ref()
+    }
+
+    /// Syncs `file` and then `dir` on the syncing thread (here, when there is none).
+    pub fn sync(file: File, dir: PathBuf) {
+        let job = Job::Sync(file, dir);
+        let job = match queue() {
+            Some(q) => match q.send(job) {
+                Ok(()) => return,
+                Err(mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        if let Job::Sync(file, dir) = job {
+            if let Err(e) = file.sync_data().and_then(|()| super::sync_dir(&dir)) {
+                tracing::warn!("journal: syncing a record in {}: {e}", dir.display());
+            }
+        }
+    }
+
+    /// Waits for every sync asked for so far.
+    pub fn wait() {
+        let Some(q) = queue() else { return };
+        let (tx, rx) = mpsc::sync_channel(1);
+        if q.send(Job::Barrier(tx)).is_ok() {
+            let _ = rx.recv();
+        }
+    }
+}
 
 /// Blobs younger than this are never pruned: a writer may have just written one for a changeset
 /// it has not published yet.
@@ -116,8 +221,8 @@ impl RootStore {
         Ok(())
     }
 
-    /// Publishes `changeset` under the next free id and returns it.
-    pub fn publish(&self, changeset: &Changeset) -> Result<u64> {
+    /// Publishes `changeset` under the next free id and returns it, synced as `durable` says.
+    pub fn publish(&self, changeset: &Changeset, durable: Durable) -> Result<u64> {
         self.ensure()?;
         let io = |e: io::Error| journal_error(&self.dir, &e);
         let json = serde_json::to_vec(changeset).map_err(|e| Error::new(ErrorKind::IoError, e.to_string()))?;
@@ -133,8 +238,13 @@ impl RootStore {
                     // blocks the sync allocates; the directory's sync then finds it done). A
                     // crash in between can leave the name on an empty record, which no call
                     // answered for and which reads skip as unreadable.
-                    tmp.as_file().sync_data().map_err(io)?;
-                    sync_dir(&self.changes()).map_err(io)?;
+                    match durable {
+                        Durable::Now => {
+                            tmp.as_file().sync_data().map_err(io)?;
+                            sync_dir(&self.changes()).map_err(io)?;
+                        }
+                        Durable::Soon => later::sync(tmp.into_file(), self.changes()),
+                    }
                     return Ok(n);
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => n += 1,
@@ -185,8 +295,8 @@ impl RootStore {
         Ok(out)
     }
 
-    /// Keeps `bytes` under their hash and returns it.
-    pub fn put_blob(&self, bytes: &[u8]) -> Result<String> {
+    /// Keeps `bytes` under their hash, synced as `durable` says, and returns the hash.
+    pub fn put_blob(&self, bytes: &[u8], durable: Durable) -> Result<String> {
         self.ensure()?;
         let hash = hash_of(bytes);
         let path = self.blobs().join(&hash);
@@ -199,10 +309,7 @@ impl RootStore {
         let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(self.blobs()).map_err(io)?;
         tmp.as_file_mut().write_all(bytes).map_err(io)?;
         sys::make_private(tmp.as_file()).map_err(io)?;
-        // Durable before the changeset that names it is published.
-        tmp.as_file().sync_data().map_err(io)?;
-        tmp.persist(&path).map_err(|e| io(e.error))?;
-        sync_dir(&self.blobs()).map_err(io)?;
+        put(tmp, &path, durable).map_err(io)?;
         Ok(hash)
     }
 
@@ -223,8 +330,8 @@ impl RootStore {
         Some(depth)
     }
 
-    /// Keeps the blob `hash` as `delta` (its base kept already).
-    pub fn put_delta(&self, hash: &str, delta: &Delta) -> Result<()> {
+    /// Keeps the blob `hash` as `delta` (its base kept already), synced as `durable` says.
+    pub fn put_delta(&self, hash: &str, delta: &Delta, durable: Durable) -> Result<()> {
         self.ensure()?;
         let path = self.blobs().join(format!("{hash}.d"));
         if path.exists() || self.blobs().join(hash).exists() {
@@ -235,9 +342,7 @@ impl RootStore {
         let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(self.blobs()).map_err(io)?;
         tmp.as_file_mut().write_all(&json).map_err(io)?;
         sys::make_private(tmp.as_file()).map_err(io)?;
-        tmp.as_file().sync_data().map_err(io)?;
-        tmp.persist(&path).map_err(|e| io(e.error))?;
-        sync_dir(&self.blobs()).map_err(io)?;
+        put(tmp, &path, durable).map_err(io)?;
         Ok(())
     }
 

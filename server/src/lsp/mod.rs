@@ -125,6 +125,9 @@ pub fn run_stdio(options: Options, log_level: Option<&str>) -> anyhow::Result<bo
     });
     // A tool still running when the editor leaves must not keep the process alive.
     rt.shutdown_timeout(Duration::from_secs(1));
+    // The records of changes to buffers, synced just after their answers, are synced before
+    // the process ends.
+    crate::journal::sync_pending();
     Ok(clean)
 }
 

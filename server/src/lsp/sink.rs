@@ -412,6 +412,10 @@ impl Sink for EditorSink {
         *self.summary.lock().unwrap_or_else(|e| e.into_inner()) = Some(summary.to_owned());
     }
 
+    fn waits_on_another_process(&self) -> bool {
+        true
+    }
+
     fn apply(&self, vfs: &Vfs, plan: &EditPlan) -> Result<Applied> {
         let Some((reviewed, outcome)) = self.review(vfs, plan)? else {
             let applied = self.apply_plan(vfs, plan)?;

@@ -57,6 +57,14 @@ impl fmt::Display for Destination {
     }
 }
 
+impl Destination {
+    /// Whether the change is in an editor's memory only, not on disk: a crash of the machine
+    /// loses it whatever else is durable.
+    pub fn in_memory_only(self) -> bool {
+        !matches!(self, Destination::Disk | Destination::BufferSaved)
+    }
+}
+
 /// What a sink did with a plan: one entry per operation, in plan order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Applied {
@@ -104,6 +112,12 @@ pub trait Sink: Send + Sync {
     /// Says, before `apply`, what the plan does in the tool's words (`edited a.py: 1
     /// replacement`), for a sink that shows changes to someone first; the others ignore it.
     fn describe(&self, _summary: &str) {}
+
+    /// Whether `apply` waits on another process's answer (an editor applying the change), so
+    /// that a caller's own work for the plan is better done meanwhile, on another thread.
+    fn waits_on_another_process(&self) -> bool {
+        false
+    }
 }
 
 /// A sink whose changes can be prepared first: their files held against every other change and
