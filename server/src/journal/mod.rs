@@ -438,10 +438,10 @@ impl Journal {
 
     /// Keeps `bytes` in the blob store of the root holding `real` (the bytes of a file before or
     /// after a change), so an undo can rebuild them.
-    fn keep_blob(&self, real: &Path, bytes: &[u8], durable: Durable) -> Result<String> {
+    fn keep_blob(&self, real: &Path, bytes: &[u8]) -> Result<String> {
         let root = self.root_of(real).unwrap_or(0);
         let store = self.roots.get(root).ok_or_else(|| Error::invalid("the workspace has no roots"))?;
-        store.put_blob(bytes, durable)
+        store.put_blob(bytes)
     }
 
     /// Whether the blob store of the root holding `real` keeps blob `hash`, and how many deltas
@@ -451,10 +451,10 @@ impl Journal {
     }
 
     /// Keeps blob `hash` as `delta` in the blob store of the root holding `real`.
-    fn keep_delta(&self, real: &Path, hash: &str, delta: &store::Delta, durable: Durable) -> Result<()> {
+    fn keep_delta(&self, real: &Path, hash: &str, delta: &store::Delta) -> Result<()> {
         let root = self.root_of(real).unwrap_or(0);
         let store = self.roots.get(root).ok_or_else(|| Error::invalid("the workspace has no roots"))?;
-        store.put_delta(hash, delta, durable)
+        store.put_delta(hash, delta)
     }
 
     /// The bytes of blob `hash`, kept by the journal of `root`.

@@ -55,11 +55,10 @@ impl Sink for Recording<'_> {
         // kept) on another thread meanwhile, so that the answer does not wait for it.
         let edit_bytes: usize =
             plan.ops.iter().map(|op| if let FileOp::Edit { base, .. } = op { base.text.len() } else { 0 }).sum();
-        let soon = self.inner.waits_on_another_process();
-        let parallel = edit_bytes >= PARALLEL_MIN || (edit_bytes > 0 && soon);
+        let parallel = edit_bytes >= PARALLEL_MIN || (edit_bytes > 0 && self.inner.waits_on_another_process());
         let journal = &self.journal;
         let (applied, early) = std::thread::scope(|s| {
-            let early = parallel.then(|| s.spawn(|| edit_records(journal, plan, soon)));
+            let early = parallel.then(|| s.spawn(|| edit_records(journal, plan)));
             let applied = self.inner.apply(vfs, plan);
             (applied, early.and_then(|h| h.join().ok()))
         });
@@ -112,10 +111,6 @@ impl Sink for Recording<'_> {
         let durable = if applied.files.iter().all(|(_, d)| d.in_memory_only()) && !applied.files.is_empty() {
             Durable::Soon
         } else {
-            if soon {
-                // Blobs written while the editor applied may be unsynced yet: on disk first.
-                super::sync_pending();
-            }
             Durable::Now
         };
         if let Err(e) = self.journal.record(changeset, durable) {
@@ -130,18 +125,12 @@ impl Sink for Recording<'_> {
 const PARALLEL_MIN: usize = 256 * 1024;
 
 /// The records of `plan`'s edits, by operation (`None` for the other operations), permission
-/// bits left out: they are read once the plan is applied. With `soon` (an editor applies the
-/// plan), the blobs of an edit of a buffer's text are synced after the answer
-/// ([`Durable::Soon`]), since the change goes to the buffer.
-fn edit_records(journal: &Journal, plan: &EditPlan, soon: bool) -> Vec<Option<FileRecord>> {
+/// bits left out: they are read once the plan is applied.
+fn edit_records(journal: &Journal, plan: &EditPlan) -> Vec<Option<FileRecord>> {
     plan.ops
         .iter()
         .map(|op| match op {
-            FileOp::Edit { path, base, changes } => {
-                let buffer = matches!(base.origin, Origin::Buffer { .. });
-                let durable = if soon && buffer { Durable::Soon } else { Durable::Now };
-                Some(edit_record(journal, path.real(), base, changes, durable))
-            }
+            FileOp::Edit { path, base, changes } => Some(edit_record(journal, path.real(), base, changes)),
             _ => None,
         })
         .collect()
@@ -160,7 +149,7 @@ fn with_mode(r: &mut FileRecord, real: &Path) {
 /// blob store keeps it, and the old text never is (only its hash is kept, and not even that is
 /// computed when this process knows it: a buffer still holding the text of an earlier change).
 /// On a large text the two sides are hashed on two threads.
-fn edit_record(journal: &Journal, real: &Path, base: &Base, changes: &[TextChange], durable: Durable) -> FileRecord {
+fn edit_record(journal: &Journal, real: &Path, base: &Base, changes: &[TextChange]) -> FileRecord {
     let bom: &[u8] = if base.bom { b"\xEF\xBB\xBF" } else { b"" };
     let len = base.text.len();
     let chunks = |range| base.text.chunks(range).map(str::as_bytes);
@@ -206,13 +195,13 @@ fn edit_record(journal: &Journal, real: &Path, base: &Base, changes: &[TextChang
                 })
                 .collect();
             let delta = Delta { base: old_hash.to_owned(), depth: depth + 1, hunks };
-            match journal.keep_delta(real, &hash, &delta, durable) {
+            match journal.keep_delta(real, &hash, &delta) {
                 Ok(()) => return Side { hash, size: new_len as u64, mode: None, kept: true },
                 Err(e) => tracing::warn!("journal: {e}"),
             }
         }
         // Kept whole: the store names it by its hash, computed as it is written.
-        side(journal, real, &pieces.concat(), None, true, durable)
+        side(journal, real, &pieces.concat(), None, true)
     };
     let (old_hash, after) = match &known_before {
         Some(h) => (h.clone(), new_side(h, None)),
@@ -312,7 +301,7 @@ impl Recording<'_> {
     fn record(&self, op: &FileOp, before: &Before) -> Option<FileRecord> {
         match op {
             FileOp::Edit { path, base, changes } => {
-                let mut r = edit_record(&self.journal, path.real(), base, changes, Durable::Now);
+                let mut r = edit_record(&self.journal, path.real(), base, changes);
                 with_mode(&mut r, path.real());
                 Some(r)
             }
@@ -384,15 +373,15 @@ impl Recording<'_> {
     }
 
     fn side(&self, real: &Path, bytes: &[u8], mode: Option<u32>, keep: bool) -> Side {
-        side(&self.journal, real, bytes, mode, keep, Durable::Now)
+        side(&self.journal, real, bytes, mode, keep)
     }
 }
 
 /// A side of `bytes`, kept in the blob store when `keep` and not too large (the store names the
 /// blob by the hash, so a kept side is hashed once).
-fn side(journal: &Journal, real: &Path, bytes: &[u8], mode: Option<u32>, keep: bool, durable: Durable) -> Side {
+fn side(journal: &Journal, real: &Path, bytes: &[u8], mode: Option<u32>, keep: bool) -> Side {
     let stored = (keep && (bytes.len() as u64) <= KEEP_MAX)
-        .then(|| journal.keep_blob(real, bytes, durable))
+        .then(|| journal.keep_blob(real, bytes))
         .and_then(|r| r.map_err(|e| tracing::warn!("journal: {e}")).ok());
     let kept = stored.is_some();
     let hash = stored.unwrap_or_else(|| super::hash_of(bytes));

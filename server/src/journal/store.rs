@@ -18,9 +18,9 @@
 //! [`DELTA_DEPTH_MAX`]: an edit of a file the journal already holds costs a record of what it
 //! changed, not another copy of the file. Both are fsynced, with their directory, before the call that made the change answers,
 //! so a change answered as applied is in history and can be undone after a crash. The one
-//! exception is a change that lives in editor buffers only ([`Durable::Soon`]): its changeset and
-//! blobs are written before the answer and synced just after it, since a crash of the machine
-//! loses the change itself. Pruning drops the oldest changesets and then blobs no changeset names, sparing blobs
+//! exception is a change that lives in editor buffers only ([`Durable::Soon`]): its changeset is
+//! written before the answer and synced just after it, since a crash of the machine loses the
+//! change itself. Pruning drops the oldest changesets and then blobs no changeset names, sparing blobs
 //! younger than a minute, which a writer may be about to name.
 
 use std::collections::{HashMap, HashSet};
@@ -42,32 +42,23 @@ pub enum Durable {
     Now,
     /// Just after the answer, on the journal's syncing thread ([`sync_pending`] waits for it):
     /// the change lives in editor buffers only, which a crash of the machine loses whatever the
-    /// journal holds. A crash of tether alone loses nothing: the record is written. (A blob is
-    /// written `Soon` while an editor applies a change to a buffer; should the change reach
-    /// the disk after all, the record waits for `sync_pending` and is published `Now`.)
+    /// journal holds. A crash of tether alone loses nothing: the record is written. (A crash
+    /// of the machine before the sync can leave the name on an empty record, which reads skip,
+    /// as after a crash between a `Now` record's link and its sync.)
     Soon,
 }
 
-/// Renames the written blob `tmp` to `path`, synced as `durable` says: its bytes before the
-/// rename, its directory after (durable before the changeset naming it is published), or both
-/// on the syncing thread.
-fn put(tmp: tempfile::NamedTempFile, path: &Path, durable: Durable) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
-    match durable {
-        Durable::Now => {
-            tmp.as_file().sync_data()?;
-            tmp.persist(path).map_err(|e| e.error)?;
-            sync_dir(&dir)
-        }
-        Durable::Soon => {
-            let file = tmp.persist(path).map_err(|e| e.error)?;
-            later::sync(file, dir);
-            Ok(())
-        }
-    }
+/// Renames the written blob `tmp` to `path`: its bytes synced before the rename, its directory
+/// after, so that it is durable before the changeset naming it is published. Always so, unlike
+/// a changeset: a blob's name is its content's hash, and a name left on bytes a crash lost would
+/// be taken as that content by every later record.
+fn put(tmp: tempfile::NamedTempFile, path: &Path) -> io::Result<()> {
+    tmp.as_file().sync_data()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
 }
 
-/// Waits until every record and blob written [`Durable::Soon`] so far is synced.
+/// Waits until every changeset published [`Durable::Soon`] so far is synced.
 pub fn sync_pending() {
     later::wait();
 }
@@ -295,8 +286,8 @@ impl RootStore {
         Ok(out)
     }
 
-    /// Keeps `bytes` under their hash, synced as `durable` says, and returns the hash.
-    pub fn put_blob(&self, bytes: &[u8], durable: Durable) -> Result<String> {
+    /// Keeps `bytes` under their hash and returns it.
+    pub fn put_blob(&self, bytes: &[u8]) -> Result<String> {
         self.ensure()?;
         let hash = hash_of(bytes);
         let path = self.blobs().join(&hash);
@@ -309,7 +300,7 @@ impl RootStore {
         let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(self.blobs()).map_err(io)?;
         tmp.as_file_mut().write_all(bytes).map_err(io)?;
         sys::make_private(tmp.as_file()).map_err(io)?;
-        put(tmp, &path, durable).map_err(io)?;
+        put(tmp, &path).map_err(io)?;
         Ok(hash)
     }
 
@@ -330,8 +321,8 @@ impl RootStore {
         Some(depth)
     }
 
-    /// Keeps the blob `hash` as `delta` (its base kept already), synced as `durable` says.
-    pub fn put_delta(&self, hash: &str, delta: &Delta, durable: Durable) -> Result<()> {
+    /// Keeps the blob `hash` as `delta` (its base kept already).
+    pub fn put_delta(&self, hash: &str, delta: &Delta) -> Result<()> {
         self.ensure()?;
         let path = self.blobs().join(format!("{hash}.d"));
         if path.exists() || self.blobs().join(hash).exists() {
@@ -342,7 +333,7 @@ impl RootStore {
         let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(self.blobs()).map_err(io)?;
         tmp.as_file_mut().write_all(&json).map_err(io)?;
         sys::make_private(tmp.as_file()).map_err(io)?;
-        put(tmp, &path, durable).map_err(io)?;
+        put(tmp, &path).map_err(io)?;
         Ok(())
     }
 
