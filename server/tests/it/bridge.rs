@@ -96,7 +96,7 @@ type Mcp = RunningService<RoleClient, ()>;
 fn mcp_command(root: &Path, runtime: &Path, extra: &[&str]) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(BIN);
     cmd.arg("mcp").arg("--root").arg(root).args(extra).env("XDG_RUNTIME_DIR", runtime).env_remove("TETHER_LOG");
-    cmd.env("XDG_STATE_HOME", crate::lsp_support::state_home());
+    cmd.env(crate::lsp_support::STATE_VAR, crate::lsp_support::state_home());
     cmd
 }
 
@@ -357,7 +357,7 @@ async fn the_runtime_files_are_private_listed_and_removed_on_exit() {
 
     let out = std::process::Command::new(BIN)
         .args(["status", "--json"])
-        .env("XDG_STATE_HOME", crate::lsp_support::state_home())
+        .env(crate::lsp_support::STATE_VAR, crate::lsp_support::state_home())
         .env("XDG_RUNTIME_DIR", runtime.path())
         .output()
         .expect("status");
@@ -507,7 +507,7 @@ async fn tether_mcp_in_a_reduced_environment_finds_the_editors_lsp() {
         .arg("lsp")
         .env_remove("XDG_RUNTIME_DIR")
         .env("TMPDIR", lsp_tmp.path())
-        .env("XDG_STATE_HOME", crate::lsp_support::state_home())
+        .env(crate::lsp_support::STATE_VAR, crate::lsp_support::state_home())
         .env_remove("TETHER_LOG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -532,7 +532,7 @@ async fn tether_mcp_in_a_reduced_environment_finds_the_editors_lsp() {
     let mut cmd = tokio::process::Command::new(BIN);
     cmd.arg("mcp").arg("--root").arg(session.dir.path());
     cmd.env_remove("XDG_RUNTIME_DIR").env("TMPDIR", mcp_tmp.path()).env_remove("TETHER_LOG");
-    cmd.env("XDG_STATE_HOME", crate::lsp_support::state_home());
+    cmd.env(crate::lsp_support::STATE_VAR, crate::lsp_support::state_home());
     let transport = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawn tether mcp").0;
     let mcp: Mcp = ().serve(transport).await.expect("initialize");
     let read = body(&call(&mcp, "read_file", json!({"path": "a.txt"})).await);

@@ -1,15 +1,16 @@
 //! `tether call` from a shell: results on stdout, and how each kind of failure exits.
 
+use crate::lsp_support::WineSafe as _;
 use std::process::Command;
 
 fn call(root: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .env("XDG_STATE_HOME", crate::lsp_support::state_home())
+        .env(crate::lsp_support::STATE_VAR, crate::lsp_support::state_home())
         .arg("call")
         .arg("--root")
         .arg(root)
         .args(args)
-        .output()
+        .wine_safe_output()
         .expect("run tether call");
     (
         out.status.code(),
@@ -64,10 +65,10 @@ fn a_profile_that_starts_with_set_workspace_gets_it_from_the_command_line() {
 fn without_an_editor_the_knowledge_tools_are_not_listed() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .env("XDG_STATE_HOME", crate::lsp_support::state_home())
+        .env(crate::lsp_support::STATE_VAR, crate::lsp_support::state_home())
         .args(["tools", "--json", "--root"])
         .arg(dir.path())
-        .output()
+        .wine_safe_output()
         .expect("tether tools");
     assert!(out.status.success(), "{out:?}");
     let tools: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
@@ -91,12 +92,13 @@ fn setup_registers_tether_once_and_removes_it() {
     let setup = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_tether"))
             .env("HOME", &home)
+            .env("USERPROFILE", &home)
             .env_remove("CODEX_HOME")
             .env_remove("CLAUDE_CONFIG_DIR")
             .current_dir(&project)
             .arg("setup")
             .args(args)
-            .output()
+            .wine_safe_output()
             .expect("run tether setup");
         (
             out.status.code(),
@@ -125,7 +127,7 @@ fn setup_registers_tether_once_and_removes_it() {
     assert_eq!((code, out.matches("unchanged").count()), (Some(0), 2), "{out}");
     let (code, out, _) = setup(&["codex"]);
     assert_eq!(code, Some(0));
-    assert!(out.contains(".codex/config.toml: added"), "{out}");
+    assert!(out.contains(&format!(".codex{}config.toml: added", std::path::MAIN_SEPARATOR)), "{out}");
     assert!(std::fs::read_to_string(home.join(".codex/config.toml"))
         .expect("written")
         .contains("[mcp_servers.tether]"));

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
+use crate::lsp_support::WineSafe as _;
 use crate::mcp_stdio::Server;
 
 /// Processes, and `edit_file` calls each makes on the shared file.
@@ -96,10 +97,10 @@ fn disjoint_edits_from_tether_call_processes_all_land_once() {
                         .map(|e| {
                             let args = json!({"path": "shared.txt", "old_string": line(p, e, "old"), "new_string": line(p, e, "new")});
                             let out = Command::new(env!("CARGO_BIN_EXE_tether"))
-                                .env("XDG_STATE_HOME", &state)
+                                .env(crate::lsp_support::STATE_VAR, &state)
                                 .args(["call", "edit_file", &args.to_string(), "--root"])
                                 .arg(&root)
-                                .output()
+                                .wine_safe_output()
                                 .expect("tether call");
                             let text = String::from_utf8_lossy(&out.stdout).into_owned();
                             ((p, e), (out.status.success(), text))
@@ -115,10 +116,10 @@ fn disjoint_edits_from_tether_call_processes_all_land_once() {
     assert_eq!(std::fs::read_to_string(root.join("shared.txt")).expect("read"), lines(edits, |_, _| "new"));
     // The journal lists every change once: the processes shared it without losing a record.
     let listed = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .env("XDG_STATE_HOME", state.path())
+        .env(crate::lsp_support::STATE_VAR, state.path())
         .args(["history", "--json", "--limit", "1000", "--root"])
         .arg(&root)
-        .output()
+        .wine_safe_output()
         .expect("tether history");
     let history: Value = serde_json::from_slice(&listed.stdout).expect("history JSON");
     let count = history["changesets"].as_array().map_or(0, Vec::len);
@@ -135,13 +136,13 @@ struct Writer {
 impl Writer {
     fn start(root: &std::path::Path, state: &std::path::Path) -> Writer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-            .env("XDG_STATE_HOME", state)
+            .env(crate::lsp_support::STATE_VAR, state)
             .args(["mcp", "--root"])
             .arg(root)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
-            .spawn()
+            .wine_safe_spawn()
             .expect("spawn tether mcp");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
@@ -216,16 +217,21 @@ fn every_change_answered_before_a_kill_is_in_the_journal() {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         for pid in &pids {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            // SIGKILL, or on Windows TerminateProcess: no chance to finish anything.
+            let _ = if cfg!(windows) {
+                Command::new("taskkill").args(["/F", "/PID", &pid.to_string()]).wine_safe_output()
+            } else {
+                Command::new("kill").args(["-9", &pid.to_string()]).wine_safe_output()
+            };
         }
         threads.into_iter().map(|t| t.join().expect("writer")).collect()
     });
     assert!(counts.iter().all(|&n| n < EACH), "the kill came part-way: {counts:?}");
     let listed = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .env("XDG_STATE_HOME", state.path())
+        .env(crate::lsp_support::STATE_VAR, state.path())
         .args(["history", "--json", "--limit", "5000", "--root"])
         .arg(&root)
-        .output()
+        .wine_safe_output()
         .expect("tether history");
     let history: Value = serde_json::from_slice(&listed.stdout).expect("history JSON");
     let changesets = history["changesets"].as_array().expect("changesets");
@@ -243,10 +249,10 @@ fn every_change_answered_before_a_kill_is_in_the_journal() {
         );
     }
     let undo = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .env("XDG_STATE_HOME", state.path())
+        .env(crate::lsp_support::STATE_VAR, state.path())
         .args(["undo", "--last", "1", "--root"])
         .arg(&root)
-        .output()
+        .wine_safe_output()
         .expect("tether undo");
     assert!(undo.status.success(), "{}", String::from_utf8_lossy(&undo.stdout));
 }

@@ -67,7 +67,7 @@ fn killed_writes_leave_the_old_or_the_new_file_whole() {
 
     let writer = |which: usize| {
         Command::new(env!("CARGO_BIN_EXE_tether"))
-            .env("XDG_STATE_HOME", crate::lsp_support::state_home())
+            .env(crate::lsp_support::STATE_VAR, crate::lsp_support::state_home())
             .args(["call", "write_file", "-", "--root"])
             .arg(&root)
             .stdin(File::open(&args[which]).expect("arguments"))

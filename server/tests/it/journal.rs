@@ -7,6 +7,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::lsp_support::WineSafe as _;
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tether");
@@ -17,9 +18,9 @@ fn tether(state: &Path, root: &Path, args: &[&str]) -> Output {
         .args(args)
         .arg("--root")
         .arg(root)
-        .env("XDG_STATE_HOME", state)
+        .env(crate::lsp_support::STATE_VAR, state)
         .env_remove("TETHER_LOG")
-        .output()
+        .wine_safe_output()
         .expect("run tether")
 }
 
@@ -202,10 +203,10 @@ fn call_bounded(state: &Path, root: &Path, tool: &str, args: &Value) -> Output {
     let mut child = Command::new(BIN)
         .args(["call", tool, "-", "--journal-max-mib", "1", "--root"])
         .arg(root)
-        .env("XDG_STATE_HOME", state)
+        .env(crate::lsp_support::STATE_VAR, state)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
-        .spawn()
+        .wine_safe_spawn()
         .expect("spawn");
     std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), args.to_string().as_bytes()).expect("args");
     child.wait_with_output().expect("wait")

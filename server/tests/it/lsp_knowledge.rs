@@ -14,6 +14,34 @@ use crate::lsp_support::{
     editor_script, error_kind, neovim_capabilities, text, ChangeOrder, Reply, Script, Session, Setup, Strictness,
 };
 
+/// The URI of `path` (written `/usr/lib/x.d.ts`), a file outside the workspace, as this
+/// platform's editors write one (on Windows on drive C:, in VS Code's spelling).
+fn outside(path: &str) -> String {
+    if cfg!(windows) {
+        format!("file:///c%3A{path}")
+    } else {
+        format!("file://{path}")
+    }
+}
+
+/// The path tether shows for [`outside`]'s file.
+fn outside_path(path: &str) -> String {
+    if cfg!(windows) {
+        format!("c:{}", path.replace('/', "\\"))
+    } else {
+        path.to_owned()
+    }
+}
+
+/// A workspace path (written with `/`) as tether shows it on this platform.
+fn shown(path: &str) -> String {
+    if cfg!(windows) {
+        path.replace('/', "\\")
+    } else {
+        path.to_owned()
+    }
+}
+
 /// Capabilities of an editor that forwards everything.
 fn knowing() -> Value {
     let mut caps = neovim_capabilities();
@@ -118,7 +146,7 @@ async fn diagnostics_lists_forwarded_problems_in_lines_and_characters() {
     ));
     // A file outside the workspace is the editor's business, not the assistant's.
     s.client.send(publish(
-        &Url::parse("file:///elsewhere/x.ts").expect("uri"),
+        &Url::parse(&outside("/elsewhere/x.ts")).expect("uri"),
         None,
         "utf-16",
         json!([{"range": range(0, 0, 1), "message": "outside"}]),
@@ -130,7 +158,7 @@ async fn diagnostics_lists_forwarded_problems_in_lines_and_characters() {
     let col = line[..at].chars().count() + 1;
     assert_eq!(
         all["files"][1],
-        json!({"path": "src/a.ts", "version": 4, "problems": [
+        json!({"path": shown("src/a.ts"), "version": 4, "problems": [
             {"severity": "error", "line": 1, "column": col, "end_line": 1, "end_column": col + 1, "source": "ts",
              "code": "2322", "message": "Type 'string' is not assignable to type 'number'."},
             {"severity": "hint", "line": 1, "column": 5, "end_line": 1, "end_column": 6, "source": "ts",
@@ -214,7 +242,7 @@ async fn symbol_tools_find_the_column_and_answer_in_tether_terms() {
             "textDocument/definition" => json!([def]),
             "textDocument/references" => json!([{"uri": params["textDocument"]["uri"], "range": range(0, 6, 11)},
                                                 {"uri": params["textDocument"]["uri"], "range": range(1, 12, 17)},
-                                                {"uri": "file:///usr/lib/x.d.ts", "range": range(3, 2, 7)}]),
+                                                {"uri": outside("/usr/lib/x.d.ts"), "range": range(3, 2, 7)}]),
             "textDocument/hover" => json!({"contents": {"kind": "markdown", "value": "```ts\nconst total: 1\n```"}}),
             "textDocument/documentSymbol" => json!([{"name": "total", "kind": 14, "range": range(0, 0, 16),
                 "selectionRange": range(0, 6, 11), "children": []}]),
@@ -246,7 +274,7 @@ async fn symbol_tools_find_the_column_and_answer_in_tether_terms() {
     assert_eq!(locations[1]["text"], "console.log(total);");
     assert_eq!(
         locations[2],
-        json!({"path": "/usr/lib/x.d.ts", "line": 4, "column": 3, "end_line": 4, "end_column": 8,
+        json!({"path": outside_path("/usr/lib/x.d.ts"), "line": 4, "column": 3, "end_line": 4, "end_column": 8,
                                     "outside_workspace": true})
     );
     assert_eq!(asked.lock().expect("lock")[1].1["context"], json!({"includeDeclaration": false}));
@@ -326,7 +354,7 @@ async fn rename_symbol_changes_an_open_dirty_buffer_and_a_closed_file_together()
     // A rename reaching outside the workspace changes nothing at all.
     *answer.lock().expect("lock") = json!({"changes": {
         main.as_str(): [{"range": range(0, 16, 23), "newText": "x"}],
-        "file:///elsewhere/lib.py": [{"range": range(0, 0, 1), "newText": "x"}]}});
+        outside("/elsewhere/lib.py"): [{"range": range(0, 0, 1), "newText": "x"}]}});
     let outside =
         call(&s, "rename_symbol", json!({"path": "main.py", "line": 1, "symbol": "surface", "new_name": "x"})).await;
     assert_eq!(error_kind(&outside).as_deref(), Some("path_escape"), "{outside}");

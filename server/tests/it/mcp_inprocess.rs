@@ -142,10 +142,20 @@ async fn read_only_refuses_write_tools() {
     assert!(!s.dir.path().join("x").exists());
 }
 
+/// A command that waits about `ms` milliseconds (whole seconds of `ping` in cmd.exe, which has no
+/// `sleep`) and then runs `then`, in the platform's shell.
+fn after(ms: u32, then: &str) -> String {
+    if cfg!(windows) {
+        format!("ping -n {} 127.0.0.1 > nul & {then}", ms.div_ceil(1000) + 1)
+    } else {
+        format!("sleep {}.{:03}; {then}", ms / 1000, ms % 1000)
+    }
+}
+
 #[tokio::test]
 async fn progress_is_reported_for_long_calls() {
     let s = start(Config::default()).await;
-    let r = call(&s, "run", json!({"command": "sleep 1.2; echo done"})).await;
+    let r = call(&s, "run", json!({"command": after(1200, "echo done")})).await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     let progress = s.recorder.progress.lock().expect("lock").clone();
     assert!(progress.len() >= 2, "expected progress notifications, got {progress:?}");
@@ -156,7 +166,12 @@ async fn progress_is_reported_for_long_calls() {
 async fn cancellation_stops_the_tool() {
     let s = start(Config::default()).await;
     let marker = s.dir.path().join("finished");
-    let command = format!("sleep 1; touch {}", marker.display());
+    let touch = if cfg!(windows) {
+        format!("type nul > \"{}\"", marker.display())
+    } else {
+        format!("touch {}", marker.display())
+    };
+    let command = after(1000, &touch);
     let params = CallToolRequestParams::new("run").with_arguments(args(json!({"command": command})));
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle =
@@ -178,7 +193,7 @@ async fn a_long_call_does_not_hold_up_quick_ones() {
     // The server runs on one thread (as `tether mcp` does) and runs quick tools on it; a long
     // tool must still go elsewhere, or this read would wait for the command.
     let s = start(Config::default()).await;
-    let params = CallToolRequestParams::new("run").with_arguments(args(json!({"command": "sleep 3"})));
+    let params = CallToolRequestParams::new("run").with_arguments(args(json!({"command": after(3000, "echo done")})));
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let started = Instant::now();
     let long = s.client.send_cancellable_request(request, PeerRequestOptions::no_options()).await.expect("send");

@@ -5,6 +5,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 use std::time::{Duration, Instant};
 
+use crate::lsp_support::WineSafe as _;
 use serde_json::{json, Value};
 
 /// A `tether mcp` serving `root`, initialized, with a way to ask it things.
@@ -29,14 +30,14 @@ impl Server {
     /// A server as [`Server::start_with`] gives, with `env` added to its environment.
     fn start_with_env(root: &std::path::Path, version: &str, env: &[(&str, &str)]) -> (Server, Value) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-            .env("XDG_STATE_HOME", crate::lsp_support::state_home())
+            .env(crate::lsp_support::STATE_VAR, crate::lsp_support::state_home())
             .envs(env.iter().copied())
             .args(["mcp", "--root"])
             .arg(root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .spawn()
+            .wine_safe_spawn()
             .expect("spawn tether mcp");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));

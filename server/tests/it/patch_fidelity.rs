@@ -165,7 +165,14 @@ async fn run(case: &Case, open: bool) -> Option<String> {
 /// shows them all.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_case() {
-    let cases = parse(CASES);
+    let mut cases = parse(CASES);
+    if cfg!(windows) {
+        // On a disk that ignores case another case names the file itself (no slip), and twins
+        // differing only in case cannot both exist.
+        let before = cases.len();
+        cases.retain(|c| !c.name.contains("letter case"));
+        eprintln!("skipped {} letter-case cases: the disk ignores case", before - cases.len());
+    }
     let mut failures = Vec::new();
     for case in &cases {
         for open in [false, true] {

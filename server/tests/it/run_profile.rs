@@ -4,6 +4,7 @@
 use std::process::Command;
 use std::sync::Arc;
 
+use crate::lsp_support::WineSafe as _;
 use serde_json::json;
 use tether::config::{Cancel, Config};
 use tether::profiles::{CallError, Profile, Standard};
@@ -37,13 +38,21 @@ fn served_unless_read_only() {
 #[test]
 fn tether_call_runs_a_command() {
     let dir = tempfile::tempdir().expect("tempdir");
+    // The same in POSIX sh and in cmd.exe, whose lines end in CRLF.
+    let (command, eol) = if cfg!(windows) {
+        ("echo out& echo err>&2& exit 4", "\r\n")
+    } else {
+        ("echo out; echo err >&2; exit 4", "\n")
+    };
+    let args = json!({ "command": command }).to_string();
     let out = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .env("XDG_STATE_HOME", crate::lsp_support::state_home())
-        .args(["call", "run", r#"{"command": "echo out; echo err >&2; exit 4"}"#, "--root"])
+        .env(crate::lsp_support::STATE_VAR, crate::lsp_support::state_home())
+        .args(["call", "run", &args, "--root"])
         .arg(dir.path())
-        .output()
+        .wine_safe_output()
         .expect("tether call");
     assert!(out.status.success(), "{out:?}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON result");
-    assert_eq!((&v["exit_code"], &v["stdout"], &v["stderr"]), (&json!(4), &json!("out\n"), &json!("err\n")), "{v}");
+    let (stdout, stderr) = (format!("out{eol}"), format!("err{eol}"));
+    assert_eq!((&v["exit_code"], &v["stdout"], &v["stderr"]), (&json!(4), &json!(stdout), &json!(stderr)), "{v}");
 }

@@ -157,7 +157,45 @@ pub fn neovim_capabilities() -> Value {
 
 /// The real `tether lsp` binary started with `args` (after `lsp`) and `env`, its stdin and stdout
 /// piped and taken, killed when dropped; `TETHER_LOG` is removed so `--log-level` decides.
-/// The state directory every spawned tether gets (`XDG_STATE_HOME`), so that their change
+/// `Command::output` and `Command::spawn`, started again (up to five times) when Wine fails to
+/// start the process: Wine 8's `CreateProcess` now and then answers `ERROR_INTERNAL_ERROR`
+/// (1359) while many processes start at once, which Windows and Unix do not.
+pub trait WineSafe {
+    /// `output`, as above.
+    fn wine_safe_output(&mut self) -> std::io::Result<std::process::Output>;
+    /// `spawn`, as above.
+    fn wine_safe_spawn(&mut self) -> std::io::Result<std::process::Child>;
+}
+
+impl WineSafe for std::process::Command {
+    fn wine_safe_output(&mut self) -> std::io::Result<std::process::Output> {
+        again_under_wine(|| self.output())
+    }
+
+    fn wine_safe_spawn(&mut self) -> std::io::Result<std::process::Child> {
+        again_under_wine(|| self.spawn())
+    }
+}
+
+fn again_under_wine<T>(mut start: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+    const ERROR_INTERNAL_ERROR: i32 = 1359;
+    let mut tries = 0;
+    loop {
+        match start() {
+            Err(e) if cfg!(windows) && e.raw_os_error() == Some(ERROR_INTERNAL_ERROR) && tries < 5 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The variable that names where tether keeps its state (the journal, locks): `XDG_STATE_HOME`,
+/// or `LOCALAPPDATA` on Windows. Both hold a `tether/journal` folder.
+pub const STATE_VAR: &str = if cfg!(windows) { "LOCALAPPDATA" } else { "XDG_STATE_HOME" };
+
+/// The state directory every spawned tether gets ([`STATE_VAR`]), so that their change
 /// journals stay out of the user's: one temp directory per test run.
 pub fn state_home() -> &'static Path {
     static HOME: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
@@ -172,7 +210,7 @@ pub fn spawn_lsp(
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
         .arg("lsp")
         .args(args)
-        .env("XDG_STATE_HOME", state_home())
+        .env(STATE_VAR, state_home())
         .envs(env.iter().copied())
         .env_remove("TETHER_LOG")
         .stdin(std::process::Stdio::piped())
