@@ -80,6 +80,32 @@ async def test_a_read_only_file_is_edited_and_stays_read_only(tree):
         os.chmod(target, stat.S_IREAD | stat.S_IWRITE)
 
 
+async def test_a_hidden_file_is_edited_and_stays_hidden(tree):
+    """The hidden and system attributes are the file's, not the folder's: the new file tether
+    renames over the old one gets them before its contents."""
+    root = tree / "root"
+    target = root / "crlf.txt"
+
+    def attrib(*args: str) -> str:
+        done = subprocess.run(host_argv("attrib", *args, win(target)), env=wine_env(), capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def flags() -> str:
+        # attrib lists the letters before the name: "A  SH   C:\\...".
+        return attrib().split(win(target))[0]
+
+    attrib("+h")
+    attrib("+s")  # one at a time: Wine's attrib takes the last of several
+    assert {"H", "S"} <= set(flags()), flags()
+    async with session(root) as s:
+        edited = await s.call_tool("edit_file", {"path": "crlf.txt", "old_string": "two", "new_string": "TWO"})
+        assert not edited.is_error, text_of(edited)
+    assert target.read_bytes() == b"one\r\nTWO\r\nthree\r\n"
+    assert {"H", "S"} <= set(flags()), f"hidden and system again: {flags()!r}"
+
+
 @pytest.mark.parametrize("own", ["D:P(A;;FA;;;SY)(A;;FA;;;{me})(A;;0x1200a9;;;BU)", "D:(A;;0x1200a9;;;BU)"],
                          ids=["protected", "entries-of-its-own"])
 async def test_a_files_own_dacl_is_kept_across_an_edit(tree, tmp_path, own):

@@ -30,10 +30,11 @@ use windows_sys::Win32::Security::{
     TOKEN_QUERY, TOKEN_USER,
 };
 use windows_sys::Win32::Storage::FileSystem::{
-    CreateDirectoryW, CreateFileW, GetFileInformationByHandle, LockFileEx, MoveFileExW, BY_HANDLE_FILE_INFORMATION,
-    CREATE_NEW, FILE_ATTRIBUTE_NORMAL, FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, FILE_READ_ATTRIBUTES,
-    FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE, LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY,
-    MOVEFILE_WRITE_THROUGH, OPEN_ALWAYS,
+    CreateDirectoryW, CreateFileW, GetFileInformationByHandle, LockFileEx, MoveFileExW, SetFileAttributesW,
+    BY_HANDLE_FILE_INFORMATION, CREATE_NEW, FILE_ATTRIBUTE_ARCHIVE, FILE_ATTRIBUTE_HIDDEN, FILE_ATTRIBUTE_NORMAL,
+    FILE_ATTRIBUTE_NOT_CONTENT_INDEXED, FILE_ATTRIBUTE_READONLY, FILE_ATTRIBUTE_SYSTEM, FILE_FLAG_BACKUP_SEMANTICS,
+    FILE_FLAG_OPEN_REPARSE_POINT, FILE_READ_ATTRIBUTES, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
+    LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY, MOVEFILE_WRITE_THROUGH, OPEN_ALWAYS,
 };
 use windows_sys::Win32::System::Pipes::{GetNamedPipeClientProcessId, GetNamedPipeServerProcessId};
 use windows_sys::Win32::System::Threading::{
@@ -513,10 +514,19 @@ pub fn sync_dir(_dir: &Path) -> io::Result<()> {
 /// makes the replace fail with a sharing violation: it is tried again for up to
 /// [`BUSY_WAIT`], then reported as `ResourceBusy`, which the caller turns into a `conflict`.
 pub fn persist(tmp: tempfile::NamedTempFile, target: &Path, clobber: bool) -> io::Result<()> {
-    // The caller gave the temp file the mode to keep; `keep` clears its attributes.
-    let read_only = tmp.as_file().metadata()?.permissions().readonly();
+    // The caller gave the temp file the attributes to keep; `keep` clears them, so they are
+    // given again (the read-only one once the file is in place).
+    let meta = tmp.as_file().metadata()?;
+    let read_only = meta.permissions().readonly();
+    let attributes = std::os::windows::fs::MetadataExt::file_attributes(&meta) & KEPT_ATTRIBUTES;
     // Closed first: the replace needs the temp file's name free of our own handle.
     let kept: PathBuf = tmp.into_temp_path().keep().map_err(|e| e.error)?;
+    if attributes != 0 {
+        if let Err(e) = add_attributes(&kept, attributes) {
+            let _ = fs::remove_file(&kept);
+            return Err(e);
+        }
+    }
     // A reader opening the old file at that moment refuses the rename with access denied
     // (without POSIX semantics): as passing as a sharing violation, so waited out too.
     let result = match waiting_out_refusals(BUSY_WAIT, || place(&kept, target, clobber)) {
@@ -537,6 +547,22 @@ pub fn persist(tmp: tempfile::NamedTempFile, target: &Path, clobber: bool) -> io
         }
     }
     result
+}
+
+/// The attributes a rewritten file keeps besides read-only (hidden, system, not indexed).
+pub const KEPT_ATTRIBUTES: u32 = FILE_ATTRIBUTE_HIDDEN | FILE_ATTRIBUTE_SYSTEM | FILE_ATTRIBUTE_NOT_CONTENT_INDEXED;
+
+/// Gives the file `path` the attributes `attributes` (of [`KEPT_ATTRIBUTES`]) besides the
+/// archive one, which marks it changed, and its read-only one as it is.
+pub fn add_attributes(path: &Path, attributes: u32) -> io::Result<()> {
+    let read_only = fs::metadata(path)?.permissions().readonly();
+    let all = attributes | FILE_ATTRIBUTE_ARCHIVE | if read_only { FILE_ATTRIBUTE_READONLY } else { 0 };
+    let name = wide(path.as_os_str());
+    // SAFETY: `name` is NUL-terminated.
+    match unsafe { SetFileAttributesW(name.as_ptr(), all) } {
+        0 => Err(io::Error::last_os_error()),
+        _ => Ok(()),
+    }
 }
 
 /// Whether another program holds `path` open in a way that forbids removing or renaming it (no

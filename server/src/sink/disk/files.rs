@@ -61,35 +61,43 @@ impl Owner {
     }
 }
 
-/// What Windows keeps of a file's permissions across a rewrite: the read-only attribute and the
-/// file's own DACL (the entries set on it rather than given by its folder, or all of them when
-/// it takes nothing from the folder). The owner is whoever rewrites it, as on Unix without root.
+/// What Windows keeps of a file's permissions across a rewrite: the read-only, hidden, system
+/// and not-indexed attributes, and the file's own DACL (the entries set on it rather than given
+/// by its folder, or all of them when it takes nothing from the folder). The owner is whoever
+/// rewrites it, as on Unix without root.
 #[cfg(windows)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner {
     read_only: bool,
+    /// Of [`sys::KEPT_ATTRIBUTES`].
+    attributes: u32,
     dacl: Option<std::sync::Arc<sys::OwnDacl>>,
 }
 
 #[cfg(windows)]
 impl Owner {
-    /// The read-only attribute of `m` and the own DACL of the file `path`.
+    /// The attributes of `m` and the own DACL of the file `path`.
     pub fn of(m: &fs::Metadata, path: &Path) -> io::Result<Owner> {
-        Ok(Owner { read_only: m.permissions().readonly(), dacl: sys::own_dacl(path)?.map(std::sync::Arc::new) })
+        let attributes = std::os::windows::fs::MetadataExt::file_attributes(m) & sys::KEPT_ATTRIBUTES;
+        let dacl = sys::own_dacl(path)?.map(std::sync::Arc::new);
+        Ok(Owner { read_only: m.permissions().readonly(), attributes, dacl })
     }
 
     fn mine(mode: u32) -> Owner {
-        Owner { read_only: sys::is_read_only(mode), dacl: None }
+        Owner { read_only: sys::is_read_only(mode), attributes: 0, dacl: None }
     }
 
     fn after_write(&self) -> bool {
         false
     }
 
-    /// Gives `file` (named `path`) this DACL and read-only attribute.
+    /// Gives `file` (named `path`) this DACL and these attributes.
     fn apply(&self, file: &File, path: &Path) -> io::Result<()> {
         if let Some(dacl) = &self.dacl {
             sys::set_own_dacl(path, dacl)?;
+        }
+        if self.attributes != 0 {
+            sys::add_attributes(path, self.attributes)?;
         }
         let mut p = file.metadata()?.permissions();
         if p.readonly() != self.read_only {
