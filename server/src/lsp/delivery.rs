@@ -308,9 +308,14 @@ impl Delivery {
             }
         } else if let Some(ws) = self.shared.workspace() {
             let disk = Vfs::disk(ws);
+            // An editor that writes a clean buffer a server edited itself (kak-lsp) may do so
+            // while tether writes it: tether's write then meets a file changed since it read
+            // it, and the file holds the edited text all the same.
+            let on_disk = |e: &DocEdit| disk.read_text(&e.path).is_ok_and(|f| e.expected == f.text.as_str());
             for (i, e, version) in &to_save {
                 match self.write_through(&disk, e) {
                     Ok(()) => self.shared.store.mark_clean(e.path.real(), *version),
+                    Err(_) if on_disk(e) => self.shared.store.mark_clean(e.path.real(), *version),
                     Err(err) => {
                         tracing::warn!(path = %e.path.given(), error = %err, "writing an edited buffer's text to disk failed; it stays unsaved");
                         dests[*i] = Destination::BufferUnsaved;
