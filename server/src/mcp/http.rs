@@ -605,10 +605,8 @@ mod tests {
         let (guard, _dir) = guard();
         let session = start_session(&guard, "2025-03-26").await;
         let slow = if cfg!(windows) { "ping -n 30 127.0.0.1 > nul" } else { "sleep 30" };
-        let batch = json!([
-            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "run", "arguments": {"command": slow}}},
-        ]);
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "run", "arguments": {"command": slow}}});
+        let batch = json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}, call]);
         let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}});
         let (batch, cancel) = (batch.to_string(), cancel.to_string());
         let started = std::time::Instant::now();

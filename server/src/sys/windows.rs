@@ -25,9 +25,8 @@ use windows_sys::Win32::Security::Authorization::{
     SDDL_REVISION_1, SE_FILE_OBJECT,
 };
 use windows_sys::Win32::Security::{
-    AclSizeInformation, GetAce, GetAclInformation, GetTokenInformation, TokenUser, ACCESS_ALLOWED_ACE, ACE_HEADER, ACL,
-    ACL_SIZE_INFORMATION, DACL_SECURITY_INFORMATION, OWNER_SECURITY_INFORMATION, PSID, SECURITY_ATTRIBUTES,
-    TOKEN_QUERY, TOKEN_USER,
+    GetTokenInformation, TokenUser, ACCESS_ALLOWED_ACE, ACE_HEADER, ACL, DACL_SECURITY_INFORMATION,
+    OWNER_SECURITY_INFORMATION, PSID, SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     CreateDirectoryW, CreateFileW, GetFileInformationByHandle, LockFileEx, MoveFileExW, SetFileAttributesW,
@@ -361,69 +360,64 @@ pub fn is_ours(_meta: &fs::Metadata, path: &Path) -> bool {
     security_of(path).is_ok_and(|(owner, _)| owner == user())
 }
 
-/// The owner of `path` and the SIDs its DACL grants anything to.
-fn security_of(path: &Path) -> io::Result<(String, Vec<String>)> {
+/// A security descriptor `GetNamedSecurityInfoW` returned, freed when dropped; `owner` and
+/// `dacl` (null when not asked for, or when there is no DACL) point into it.
+struct Security {
+    sd: *mut c_void,
+    owner: PSID,
+    dacl: *mut ACL,
+}
+
+impl Drop for Security {
+    fn drop(&mut self) {
+        // SAFETY: `sd` came from LocalAlloc, and nothing borrowed from it outlives `self`.
+        unsafe { LocalFree(self.sd as HLOCAL) };
+    }
+}
+
+/// The parts `what` names (owner, DACL) of the security descriptor of the file `path`.
+fn named_security(path: &Path, what: u32) -> io::Result<Security> {
     let name = wide(path.as_os_str());
-    let (mut owner, mut dacl, mut sd): (PSID, *mut ACL, *mut c_void) =
-        (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
-    // SAFETY: `name` is NUL-terminated; the out pointers point into `sd`, freed below.
+    let mut got = Security { sd: ptr::null_mut(), owner: ptr::null_mut(), dacl: ptr::null_mut() };
+    // SAFETY: `name` is NUL-terminated; the out pointers are `got`'s, which frees `sd`.
     let status = unsafe {
         GetNamedSecurityInfoW(
             name.as_ptr(),
             SE_FILE_OBJECT,
-            OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION,
-            &mut owner,
+            what,
+            &mut got.owner,
             ptr::null_mut(),
-            &mut dacl,
+            &mut got.dacl,
             ptr::null_mut(),
-            &mut sd,
+            &mut got.sd,
         )
     };
-    if status != 0 {
-        return Err(io::Error::from_raw_os_error(status as i32));
+    match status {
+        0 => Ok(got),
+        e => Err(io::Error::from_raw_os_error(e as i32)),
     }
-    let result = (|| {
-        let owner = sid_string(owner)?;
-        let mut granted = Vec::new();
-        if dacl.is_null() {
-            // No DACL at all grants everyone everything.
-            granted.push("everyone (no DACL)".to_owned());
-            return Ok((owner, granted));
+}
+
+/// The owner of `path` and the SIDs its DACL grants anything to.
+fn security_of(path: &Path) -> io::Result<(String, Vec<String>)> {
+    let security = named_security(path, OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION)?;
+    let owner = sid_string(security.owner)?;
+    if security.dacl.is_null() {
+        // No DACL at all grants everyone everything.
+        return Ok((owner, vec!["everyone (no DACL)".to_owned()]));
+    }
+    let mut granted = Vec::new();
+    // SAFETY: `dacl` is valid while `security` lives.
+    for header in dacl::aces(unsafe { &*security.dacl })? {
+        // Only grants matter: ACCESS_ALLOWED_ACE_TYPE is 0.
+        if header.AceType == 0 {
+            let ace: *const ACE_HEADER = header;
+            // SAFETY: an allowed ACE holds its SID from `SidStart` on.
+            let sid = unsafe { std::ptr::addr_of!((*ace.cast::<ACCESS_ALLOWED_ACE>()).SidStart) };
+            granted.push(sid_string(sid.cast_mut().cast())?);
         }
-        // SAFETY: an all-zero ACL_SIZE_INFORMATION is a valid value to be overwritten.
-        let mut size: ACL_SIZE_INFORMATION = unsafe { std::mem::zeroed() };
-        // SAFETY: `dacl` is valid while `sd` lives; `size` is written by the call.
-        let ok = unsafe {
-            GetAclInformation(
-                dacl,
-                std::ptr::addr_of_mut!(size).cast(),
-                std::mem::size_of::<ACL_SIZE_INFORMATION>() as u32,
-                AclSizeInformation,
-            )
-        };
-        if ok == 0 {
-            return Err(io::Error::last_os_error());
-        }
-        for i in 0..size.AceCount {
-            let mut ace: *mut c_void = ptr::null_mut();
-            // SAFETY: `i` is below the ACL's count; `ace` points into the ACL.
-            if unsafe { GetAce(dacl, i, &mut ace) } == 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // SAFETY: every ACE starts with its header.
-            let header = unsafe { *ace.cast::<ACE_HEADER>() };
-            // Only grants matter: ACCESS_ALLOWED_ACE_TYPE is 0.
-            if header.AceType == 0 {
-                // SAFETY: an allowed ACE holds its SID from `SidStart` on.
-                let sid = unsafe { std::ptr::addr_of_mut!((*ace.cast::<ACCESS_ALLOWED_ACE>()).SidStart) };
-                granted.push(sid_string(sid.cast())?);
-            }
-        }
-        Ok((owner, granted))
-    })();
-    // SAFETY: `sd` came from LocalAlloc and nothing points into it after this.
-    unsafe { LocalFree(sd as HLOCAL) };
-    result
+    }
+    Ok((owner, granted))
 }
 
 /// Directories of ours are made private when created; an existing one is left as it is.

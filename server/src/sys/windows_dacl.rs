@@ -7,14 +7,13 @@ use std::io;
 use std::path::Path;
 use std::ptr;
 
-use windows_sys::Win32::Foundation::{LocalFree, HLOCAL};
-use windows_sys::Win32::Security::Authorization::{GetNamedSecurityInfoW, SetNamedSecurityInfoW, SE_FILE_OBJECT};
+use windows_sys::Win32::Security::Authorization::{SetNamedSecurityInfoW, SE_FILE_OBJECT};
 use windows_sys::Win32::Security::{
     AddAce, GetAce, GetSecurityDescriptorControl, InitializeAcl, ACE_HEADER, ACL, DACL_SECURITY_INFORMATION,
     INHERITED_ACE, PROTECTED_DACL_SECURITY_INFORMATION, SE_DACL_PROTECTED, UNPROTECTED_DACL_SECURITY_INFORMATION,
 };
 
-use super::wide;
+use super::{named_security, wide};
 
 /// The part of a file's DACL that its folder does not give it: the entries set on the file
 /// itself, or, when the file takes nothing from its folder (a protected DACL), the whole list.
@@ -29,48 +28,25 @@ pub struct OwnDacl {
 /// `path`'s own DACL, or `None` when everything in it comes from the folder (or it has none,
 /// which grants everyone everything: the folder's is never wider than that).
 pub fn own_dacl(path: &Path) -> io::Result<Option<OwnDacl>> {
-    let name = wide(path.as_os_str());
-    let (mut dacl, mut sd): (*mut ACL, *mut c_void) = (ptr::null_mut(), ptr::null_mut());
-    // SAFETY: `name` is NUL-terminated; `dacl` points into `sd`, freed below.
-    let status = unsafe {
-        GetNamedSecurityInfoW(
-            name.as_ptr(),
-            SE_FILE_OBJECT,
-            DACL_SECURITY_INFORMATION,
-            ptr::null_mut(),
-            ptr::null_mut(),
-            &mut dacl,
-            ptr::null_mut(),
-            &mut sd,
-        )
-    };
-    if status != 0 {
-        return Err(io::Error::from_raw_os_error(status as i32));
+    let security = named_security(path, DACL_SECURITY_INFORMATION)?;
+    let dacl = security.dacl;
+    if dacl.is_null() {
+        return Ok(None);
     }
-    let result = (|| {
-        if dacl.is_null() {
-            return Ok(None);
-        }
-        let (mut control, mut revision) = (0u16, 0u32);
-        // SAFETY: `sd` is the descriptor the call above returned.
-        if unsafe { GetSecurityDescriptorControl(sd, &mut control, &mut revision) } == 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let protected = control & SE_DACL_PROTECTED != 0;
-        // SAFETY: `dacl` is valid while `sd` lives.
-        let aces = aces(unsafe { &*dacl })?;
-        let kept: Vec<&ACE_HEADER> =
-            aces.into_iter().filter(|a| protected || u32::from(a.AceFlags) & INHERITED_ACE == 0).collect();
-        if !protected && kept.is_empty() {
-            return Ok(None);
-        }
-        // SAFETY: as above.
-        let revision = u32::from(unsafe { (*dacl).AclRevision });
-        Ok(Some(OwnDacl { acl: acl_of(&kept, revision)?, protected }))
-    })();
-    // SAFETY: `sd` came from LocalAlloc and nothing points into it after this.
-    unsafe { LocalFree(sd as HLOCAL) };
-    result
+    let (mut control, mut revision) = (0u16, 0u32);
+    // SAFETY: `sd` is the descriptor the call returned, alive as long as `security`.
+    if unsafe { GetSecurityDescriptorControl(security.sd, &mut control, &mut revision) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let protected = control & SE_DACL_PROTECTED != 0;
+    // SAFETY: `dacl` is valid while `security` lives.
+    let acl = unsafe { &*dacl };
+    let kept: Vec<&ACE_HEADER> =
+        aces(acl)?.into_iter().filter(|a| protected || u32::from(a.AceFlags) & INHERITED_ACE == 0).collect();
+    if !protected && kept.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(OwnDacl { acl: acl_of(&kept, u32::from(acl.AclRevision))?, protected }))
 }
 
 /// Gives `path` this DACL; an unprotected one also gains, after its own entries, what the
@@ -98,7 +74,7 @@ pub fn set_own_dacl(path: &Path, dacl: &OwnDacl) -> io::Result<()> {
 }
 
 /// The entries of `acl`, in order.
-fn aces(acl: &ACL) -> io::Result<Vec<&ACE_HEADER>> {
+pub(super) fn aces(acl: &ACL) -> io::Result<Vec<&ACE_HEADER>> {
     let mut out = Vec::with_capacity(usize::from(acl.AceCount));
     for i in 0..u32::from(acl.AceCount) {
         let mut ace: *mut c_void = ptr::null_mut();
