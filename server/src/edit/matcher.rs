@@ -244,7 +244,7 @@ pub fn refine(base: &SharedText, changes: Vec<TextChange>) -> Vec<TextChange> {
 pub fn replace_shared(text: &SharedText, old: &str, new: &str, replace_all: bool) -> Result<Replaced, Miss> {
     if let SharedText::Rope(_) = text {
         let (old, new) = (Mapped::lf(old), Mapped::lf(new));
-        let found = if text.contains_byte(b'\r') { Vec::new() } else { text.find_all(old.text()) };
+        let found = text.find_all_lf(old.text()).unwrap_or_default();
         let found = match found.len() {
             0 => None,
             1 => Some(found),

@@ -58,7 +58,7 @@ pub(crate) struct Shared {
     roots: Mutex<(Vec<PathBuf>, Option<Arc<Workspace>>)>,
     /// The workspace's (canonical) roots, for the bridge's discovery file.
     pub roots_changed: tokio::sync::watch::Sender<Vec<PathBuf>>,
-    profiles: Mutex<HashMap<String, Arc<dyn Profile>>>,
+    profiles: Mutex<HashMap<String, Served>>,
     /// The watch on the open documents' files (`lsp/disk.rs`).
     pub(super) disk: super::watch::Watched,
 }
@@ -201,14 +201,38 @@ impl Shared {
 
     /// The profile called `name` (the server's default when `None`).
     pub fn profile(&self, name: Option<&str>) -> crate::Result<Arc<dyn Profile>> {
+        self.served(name).map(|s| s.profile)
+    }
+
+    /// The profile called `name` (the server's default when `None`) with the tools it serves.
+    pub fn served(&self, name: Option<&str>) -> crate::Result<Served> {
         let name = name.unwrap_or(&self.options.profile);
         let mut cache = self.profiles.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(p) = cache.get(name) {
-            return Ok(p.clone());
+        if let Some(s) = cache.get(name) {
+            return Ok(s.clone());
         }
-        let p: Arc<dyn Profile> = Arc::from((self.options.profiles)(name)?);
-        cache.insert(name.to_owned(), p.clone());
-        Ok(p)
+        let profile: Arc<dyn Profile> = Arc::from((self.options.profiles)(name)?);
+        let tools = profile.tools(&self.options.config).iter().map(|t| t.name).collect();
+        let served = Served { profile, tools };
+        cache.insert(name.to_owned(), served.clone());
+        Ok(served)
+    }
+}
+
+/// A profile and the names of the tools it serves under the server's configuration, which is
+/// fixed for the session: a call checks its tool's name here instead of building every tool's
+/// schema (a few hundred microseconds per call).
+#[derive(Clone)]
+pub(crate) struct Served {
+    /// The profile.
+    pub profile: Arc<dyn Profile>,
+    tools: Arc<[&'static str]>,
+}
+
+impl Served {
+    /// Whether the profile serves a tool called `name`.
+    pub fn serves(&self, name: &str) -> bool {
+        self.tools.contains(&name)
     }
 }
 

@@ -83,22 +83,31 @@ impl SharedText {
         }
     }
 
-    /// Whether the byte `b` occurs in the text.
-    pub fn contains_byte(&self, b: u8) -> bool {
-        self.chunks(0..self.len()).any(|c| memchr::memchr(b, c.as_bytes()).is_some())
-    }
-
     /// Every occurrence of `needle` (not empty), overlapping ones included, in text order. A
     /// rope is searched in place: within each leaf with one vectorised search, and across leaf
     /// boundaries by extending the candidates a leaf's tail leaves open.
     pub fn find_all(&self, needle: &str) -> Vec<Range<usize>> {
+        self.find_all_without(needle, None).unwrap_or_default()
+    }
+
+    /// [`SharedText::find_all`] in a text without a `\r`, or `None` when it has one: one pass over
+    /// a rope's leaves instead of two.
+    pub fn find_all_lf(&self, needle: &str) -> Option<Vec<Range<usize>>> {
+        self.find_all_without(needle, Some(b'\r'))
+    }
+
+    /// [`SharedText::find_all`], or `None` as soon as a leaf holds the byte `stop`.
+    fn find_all_without(&self, needle: &str, stop: Option<u8>) -> Option<Vec<Range<usize>>> {
         let n = needle.as_bytes();
         let mut out = Vec::new();
-        let Some(&first) = n.first() else { return out };
+        let Some(&first) = n.first() else { return Some(out) };
         let finder = memchr::memmem::Finder::new(n);
         let mut at = 0;
         for chunk in self.chunks(0..self.len()) {
             let bytes = chunk.as_bytes();
+            if stop.is_some_and(|b| memchr::memchr(b, bytes).is_some()) {
+                return None;
+            }
             // A match of valid UTF-8 starts at a char boundary, so stepping one byte past each
             // start finds the overlapping ones too.
             let mut from = 0;
@@ -117,7 +126,7 @@ impl SharedText {
             }
             at += bytes.len();
         }
-        out
+        Some(out)
     }
 
     /// Whether the bytes in `range` (within the text) are `want`.
@@ -240,11 +249,21 @@ mod tests {
             for needle in needles {
                 assert_eq!(s.find_all(needle), naive(&text, needle), "{s:?}: {needle:?}");
             }
-            assert!(s.contains_byte(b'\r') && !s.contains_byte(b'\t'));
+            assert_eq!(s.find_all_lf("a"), None, "{s:?} has a \\r");
         }
         if let SharedText::Rope(r) = &shared[1] {
             assert!(r.chunks().count() > 20, "the rope must have many leaves");
         }
+        // Without a `\r` anywhere, the one-pass search finds what the plain one does.
+        let lf = text.replace('\r', "");
+        for s in [SharedText::from(lf.clone()), SharedText::Rope(rope(&lf))] {
+            for needle in ["a", "aab", "é\naaab\n17aaa", "not there"] {
+                assert_eq!(s.find_all_lf(needle), Some(naive(&lf, needle)), "{s:?}: {needle:?}");
+            }
+        }
+        // A `\r` in the last leaf only still counts.
+        let late = SharedText::Rope(rope(&format!("{lf}\r")));
+        assert_eq!(late.find_all_lf("a"), None);
     }
 
     #[test]

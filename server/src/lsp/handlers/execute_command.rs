@@ -32,11 +32,12 @@ pub(crate) async fn handle(shared: &Arc<Shared>, params: ExecuteCommandParams) -
 async fn call_tool(shared: &Arc<Shared>, params: ExecuteCommandParams) -> RpcResult<Value> {
     let args: CallToolParams = single_argument(protocol::CALL_TOOL, params.arguments, false)?
         .ok_or_else(|| RpcError::invalid_params("tether.callTool takes one argument: {\"tool\", \"arguments\"}"))?;
-    let profile =
-        shared.profile(args.profile.as_deref()).map_err(|e| RpcError::invalid_params(e.message().to_owned()))?;
-    if !profile.tools(&shared.options.config).iter().any(|t| t.name == args.tool) {
+    let served =
+        shared.served(args.profile.as_deref()).map_err(|e| RpcError::invalid_params(e.message().to_owned()))?;
+    if !served.serves(&args.tool) {
         return Err(RpcError::invalid_params(CallError::UnknownTool(args.tool).to_string()));
     }
+    let profile = served.profile;
     // Refuse rather than queue without bound: a queued call holds one of tower-lsp's handler
     // slots, and the didChange a running call waits for needs a free one.
     let Some(_admitted) = shared.calls.admit() else {
