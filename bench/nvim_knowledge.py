@@ -74,6 +74,34 @@ function _G.bench_direct(method, path, line, character)
   local ms = (vim.uv.hrtime() - t0) / 1e6
   return { ms = ms, count = res and res.result and #res.result or -1 }
 end
+
+-- A change made straight in the buffer (as typing would), timed from the change to
+-- basedpyright's report stamped with its version (pulled by Neovim on the change, or pushed),
+-- checked each millisecond; the time lands in _G.bench_report.
+function _G.bench_straight(old, new)
+  _G.bench_report = nil
+  local b = vim.api.nvim_get_current_buf()
+  local c = vim.lsp.get_clients({ name = "basedpyright", bufnr = b })[1]
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(b, 0, -1, false)) do
+    local s, e = l:find(old, 1, true)
+    if s then
+      local t0 = vim.uv.hrtime()
+      vim.api.nvim_buf_set_text(b, i - 1, s - 1, i - 1, e, { new })
+      local v = vim.lsp.util.buf_versions[b]
+      local timer = assert(vim.uv.new_timer())
+      timer:start(1, 1, function()
+        local stamp = (require("tether.diagnostics").stamps[b] or {})[c.id]
+        if stamp and stamp >= v then
+          _G.bench_report = { ms = (vim.uv.hrtime() - t0) / 1e6 }
+          timer:stop()
+          timer:close()
+        end
+      end)
+      return
+    end
+  end
+  error("no " .. old .. " in the buffer")
+end
 """
 
 
@@ -158,6 +186,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--edits", type=int, default=20)
     ap.add_argument("--lookups", type=int, default=20)
+    ap.add_argument(
+        "--push", action="store_true", help="the plugin with pull_diagnostics = false: basedpyright pushes"
+    )
     ap.add_argument("--ruff", help="Ruff's `ruff` binary: also time edits answered with its pulled diagnostics")
     opts = ap.parse_args()
     if opts.ruff:
@@ -172,7 +203,10 @@ def main():
     (root / "main.py").write_text(MAIN)
     home = tmp / "home"
     home.mkdir()
-    editor = Editor(root, home, "main.py", plugin=True, env={"TETHER_BASEDPYRIGHT": basedpyright_bin()})
+    env = {"TETHER_BASEDPYRIGHT": basedpyright_bin()}
+    if opts.push:
+        env["TETHER_PLUGIN_OPTIONS"] = json.dumps({"pull_diagnostics": False})
+    editor = Editor(root, home, "main.py", plugin=True, env=env)
     try:
         editor.lua(TIMED)
         deadline = time.monotonic() + 60
@@ -209,6 +243,22 @@ def main():
         if opts.edits % 2:
             tool(editor, "edit_file", path="main.py", old_string=bad, new_string=good, diagnostics=False)
 
+        # basedpyright's own time: the same changes made straight in the buffer, 0.3 s apart (past
+        # Neovim's 150 ms debounce, so each is sent at once), timed to its report on the version.
+        straight = []
+        for i in range(opts.edits):
+            old, new = (good, bad) if i % 2 == 0 else (bad, good)
+            time.sleep(0.3)
+            editor.lua("_G.bench_straight(...)", old, new)
+            deadline = time.monotonic() + 30
+            while not (out := editor.lua("return _G.bench_report")):
+                if time.monotonic() > deadline:
+                    raise SystemExit("basedpyright did not report on a change made in the buffer")
+                time.sleep(0.005)
+            straight.append(out["ms"])
+        if opts.edits % 2:
+            editor.lua("_G.bench_straight(...)", bad, good)
+
         via = {"definition": [], "references": []}
         direct = {"definition": [], "references": []}
         for _ in range(opts.lookups):
@@ -226,9 +276,11 @@ def main():
             direct["references"].append(d["ms"])
 
         version = editor.lua("return vim.version and tostring(vim.version())")
-        print(f"Neovim {version}, basedpyright, tether {editor.lua('return vim.env.TETHER_BIN')}")
+        how = "pushed" if opts.push else "pulled"
+        print(f"Neovim {version}, basedpyright ({how}), tether {editor.lua('return vim.env.TETHER_BIN')}")
         summary("edit_file, answer with diagnostics", with_diag)
         summary('edit_file, "diagnostics": false', without)
+        summary("a change in the buffer to its report", straight)
         for name in ("definition", "references"):
             summary(f"{name} through tether", via[name])
             summary(f"{name} straight to basedpyright", direct[name])

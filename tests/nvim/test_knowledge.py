@@ -67,6 +67,19 @@ def after_change(content: list) -> list:
     raise AssertionError(f"no diagnostics_after_change in {content}")
 
 
+SENT = (
+    "_G.sent = {}"
+    " local compat = require('tether.compat')"
+    " local notify = compat.notify"
+    " compat.notify = function(client, method, params)"
+    "   if method == 'tether/publishDiagnostics' then table.insert(_G.sent, params) end"
+    "   return notify(client, method, params)"
+    " end"
+)
+
+BASEDPYRIGHT = "vim.lsp.get_clients({bufnr = vim.api.nvim_get_current_buf(), name = 'basedpyright'})[1]"
+
+
 def test_an_edit_is_answered_with_the_diagnostics_neovim_pulled_for_its_version(tmp_path):
     """Ruff's language server answers Neovim's pulls (`textDocument/diagnostic`), each whole for
     the version it was asked at: the plugin says so (`complete`), and tether takes the report of
@@ -80,15 +93,7 @@ def test_an_edit_is_answered_with_the_diagnostics_neovim_pulled_for_its_version(
     e = Editor(root, home, "lint.py", plugin=True, env={"TETHER_RUFF": ruff_bin()})
     try:
         wait_for_ruffs_first_pull(e)
-        e.lua(
-            "_G.sent = {}"
-            " local compat = require('tether.compat')"
-            " local notify = compat.notify"
-            " compat.notify = function(client, method, params)"
-            "   if method == 'tether/publishDiagnostics' then table.insert(_G.sent, params) end"
-            "   return notify(client, method, params)"
-            " end"
-        )
+        e.lua(SENT)
         r = e.call("edit_file", path="lint.py", old_string="x = 1", new_string="x = y")
         (report,) = after_change(r["content"])
         assert report["status"] == "settled" and report["errors"] == 1, report
@@ -96,6 +101,69 @@ def test_an_edit_is_answered_with_the_diagnostics_neovim_pulled_for_its_version(
         assert problem["code"] == "F821" and problem["source"] == "Ruff", problem
         sent = [p for p in e.lua("return _G.sent") if p["version"] == report["version"]]
         assert sent and all(p["complete"] is True for p in sent), sent
+    finally:
+        e.close()
+
+
+def test_basedpyright_is_offered_pulls_and_each_report_is_whole_for_its_version(editor):
+    """basedpyright offers `textDocument/diagnostic` only through dynamic registration, which
+    Neovim 0.11 does not announce; the plugin announces it (`pull_diagnostics`), so Neovim pulls,
+    and each report is marked whole (`complete`) for the version it was asked at."""
+    assert editor.lua(f"local c = {BASEDPYRIGHT} return c.registrations['textDocument/diagnostic'] ~= nil")
+    editor.lua(SENT)
+    r = editor.call("edit_file", path="main.py", old_string='greet("world")', new_string="greet(42)")
+    (report,) = after_change(r["content"])
+    assert report["status"] == "settled" and report["errors"] == 1, report
+    assert editor.lua(
+        f"local c = {BASEDPYRIGHT} return require('tether.diagnostics').pulled[vim.api.nvim_get_current_buf()][c.id]"
+    )
+    sent = [p for p in editor.lua("return _G.sent") if p["version"] == report["version"]]
+    assert sent and all(p["complete"] is True for p in sent), sent
+
+
+def test_a_refresh_from_basedpyright_pulls_the_buffers_it_changed(editor, project):
+    """A change in util.py changes main.py's problems without an edit of main.py: basedpyright
+    sends `workspace/diagnostic/refresh`, which Neovim 0.11 has no handler for (basedpyright stops
+    on the error); the plugin's pulls main.py again."""
+    editor.lua(f"vim.cmd.edit('{project / 'util.py'}')")
+    wait_until(
+        "basedpyright attached to util.py",
+        lambda: editor.lua(f"return {BASEDPYRIGHT} ~= nil"),
+        timeout=30,
+    )
+    editor.lua(
+        "local b = vim.api.nvim_get_current_buf()"
+        " vim.api.nvim_buf_set_text(b, 0, 16, 0, 19, {'int'})"  # def greet(name: int) -> str:
+    )
+    main = project / "main.py"
+    wait_until(
+        "main.py's new type error",
+        lambda: editor.lua(
+            f"return #vim.diagnostic.get(vim.fn.bufnr('{main}'), {{severity = vim.diagnostic.severity.ERROR}})"
+        )
+        >= 1,
+        timeout=30,
+    )
+    assert editor.lua(f"return {BASEDPYRIGHT} ~= nil"), "basedpyright stopped"
+
+
+def test_with_pulls_not_offered_basedpyright_pushes_versioned_reports(project, tmp_path):
+    """`pull_diagnostics = false`: basedpyright pushes, stating the version of each report, and
+    an edit still settles with the problem it introduced (after the report is quiet), never
+    marked whole."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"TETHER_BASEDPYRIGHT": basedpyright_bin(), "TETHER_PLUGIN_OPTIONS": '{"pull_diagnostics": false}'}
+    e = Editor(project, home, "main.py", plugin=True, env=env)
+    try:
+        wait_for_language_server(e)
+        assert e.lua(f"local c = {BASEDPYRIGHT} return next(c.registrations) == nil")
+        e.lua(SENT)
+        r = e.call("edit_file", path="main.py", old_string='greet("world")', new_string="greet(42)")
+        (report,) = after_change(r["content"])
+        assert report["status"] == "settled" and report["errors"] == 1, report
+        sent = [p for p in e.lua("return _G.sent") if p["version"] == report["version"]]
+        assert sent and all(p["complete"] is False for p in sent), sent
     finally:
         e.close()
 

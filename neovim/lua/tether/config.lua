@@ -17,6 +17,7 @@ local M = {}
 ---@field highlight? integer|false How long, in milliseconds, changed text stays highlighted (default 1500); `false` turns it off.
 ---@field notify? boolean Name the tool and the files in a message after each change (default `true`).
 ---@field diagnostics? boolean Send tether the diagnostics of the other language servers (default `true`).
+---@field pull_diagnostics? boolean On Neovim 0.11, offer every language server pull diagnostics through dynamic registration, so that a server that offers them only so (basedpyright, pyright) reports each version whole (default `true`).
 ---@field editor_context? boolean Answer tether's questions about the visible windows, cursors and selections (default `true`).
 ---@field language_requests? boolean Let tether's tools ask the other language servers (definition, references, symbols, hover, rename; default `true`).
 ---@field deny? string[] Globs of paths no tool may read, list, search or change, and whose buffers no tool shows (default none); `".env"` matches a name anywhere, `"config/secrets/**"` a path from the root.
@@ -40,6 +41,7 @@ local M = {}
 ---@field highlight integer|false
 ---@field notify boolean
 ---@field diagnostics boolean
+---@field pull_diagnostics boolean
 ---@field editor_context boolean
 ---@field language_requests boolean
 ---@field deny string[]
@@ -58,6 +60,7 @@ M.defaults = {
   highlight = 1500,
   notify = true,
   diagnostics = true,
+  pull_diagnostics = true,
   editor_context = true,
   language_requests = true,
   deny = {},
@@ -77,6 +80,7 @@ M.names = {
   "highlight",
   "notify",
   "diagnostics",
+  "pull_diagnostics",
   "editor_context",
   "language_requests",
   "deny",
@@ -139,7 +143,14 @@ function M.resolve(opts)
       ),
     '"off", "ask" or a table {mode = "ask", rules = {...}, timeout = ms}'
   )
-  for _, name in ipairs({ "notify", "diagnostics", "editor_context", "language_requests", "deny_secrets" }) do
+  for _, name in ipairs({
+    "notify",
+    "diagnostics",
+    "pull_diagnostics",
+    "editor_context",
+    "language_requests",
+    "deny_secrets",
+  }) do
     check(name, opts[name] == nil or type(opts[name]) == "boolean", "a boolean")
   end
   for key in pairs(opts) do

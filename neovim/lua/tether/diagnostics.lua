@@ -129,6 +129,51 @@ function M.install()
   })
 end
 
+---Asks a server again for the diagnostics of every buffer it has registered pulls for, as its
+---`workspace/diagnostic/refresh` asks (Neovim 0.11 has no handler for it).
+---@param ctx lsp.HandlerContext
+---@return vim.NIL
+local function on_refresh(_, _, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  for bufnr in pairs(client and client.attached_buffers or {}) do
+    if vim.api.nvim_buf_is_loaded(bufnr) and client:supports_method("textDocument/diagnostic", bufnr) then
+      -- No handler: the client's own, which ends in `on_diagnostic` (wrapped above).
+      client:request(
+        "textDocument/diagnostic",
+        { textDocument = vim.lsp.util.make_text_document_params(bufnr) },
+        nil,
+        bufnr
+      )
+    end
+  end
+  return vim.NIL
+end
+
+---Offers pull diagnostics to every language server started from now on (Neovim 0.11's
+---`vim.lsp.config("*")`), through dynamic registration: Neovim 0.11 announces
+---`textDocument.diagnostic.dynamicRegistration = false`, and some servers (basedpyright,
+---pyright) offer pulls only through it, pushing their diagnostics otherwise. A pushed report may
+---come in parts for one version, so tether waits for it to be quiet; a pulled one is whole for
+---the version it was asked at, so a change is answered as soon as it comes. Neovim 0.11 pulls a
+---server's registered diagnostics on each change (`vim.lsp.diagnostic`, enabled when the server
+---registers), but has no handler for `workspace/diagnostic/refresh`, which such servers send
+---when a report changes without an edit (basedpyright stops on the error it gets): one is
+---installed where Neovim has none. A server's own configuration that sets the capability wins.
+function M.offer_pulls()
+  if not vim.lsp.config then
+    return
+  end
+  vim.lsp.config("*", {
+    capabilities = {
+      textDocument = { diagnostic = { dynamicRegistration = true } },
+      workspace = { diagnostics = { refreshSupport = true } },
+    },
+  })
+  if vim.lsp.handlers["workspace/diagnostic/refresh"] == nil then
+    vim.lsp.handlers["workspace/diagnostic/refresh"] = on_refresh
+  end
+end
+
 ---Queues a buffer's diagnostics to be sent once this turn of the event loop is over.
 ---@param bufnr integer
 function M.schedule(bufnr)

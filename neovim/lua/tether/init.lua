@@ -53,6 +53,9 @@ function M.setup(opts)
     -- Assigned, not merged: a second setup() replaces the first one's options whole.
     vim.lsp.config["tether"] = config.overrides(config.options)
     vim.lsp.enable("tether")
+    if config.options.diagnostics and config.options.pull_diagnostics then
+      require("tether.diagnostics").offer_pulls()
+    end
   end
   -- `vim.lsp.enable` starts clients on `FileType`; buffers without a filetype (and every buffer
   -- on 0.10) are started here.
